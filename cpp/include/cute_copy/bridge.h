@@ -1,0 +1,32 @@
+// The C++ side of the cxx bridge (src/ffi.rs): only what the bridge needs. Every function throws a
+// std::exception on failure, which cxx turns into an Err on the Rust side.
+#pragma once
+#include <cstdint>
+
+#include "rust/cxx.h"
+
+namespace cute_copy {
+
+// Shared structs, defined by cxx in the generated header.
+struct CopyDesc;
+struct KernelConfig;
+struct SpecDesc;
+struct SpecInfo;
+
+// Copy (or pad) `desc` on its stream through the menu's instantiation for (atom, elem_bytes).
+void launch_copy(CopyDesc const& desc);
+// The CuTe tutorial TiledCopy: f32, (32,4) threads, 32x32 tiles staged through shared memory.
+void launch_tutorial(CopyDesc const& desc);
+// An empty kernel on the same stream: the launch-overhead floor for benchmarks.
+void launch_empty(std::uint64_t stream);
+// The compiled configuration (thread layout, value layout, tile) behind one menu instantiation.
+KernelConfig kernel_config(std::uint32_t atom, std::uint32_t elem_bytes);
+
+// Host-side CuTe: build the TiledCopy described by `spec`, partition the tile for `thread`, and
+// append that thread's (row, col) tile coordinates, in CuTe's order, to `coords` (row, col, ...).
+SpecInfo tiled_copy_partition(SpecDesc const& spec, std::uint32_t thread, rust::Vec<std::uint32_t>& coords);
+
+// The CUDA runtime's view of the device count (0 without a driver), and its version numbers.
+std::int32_t runtime_device_count();
+
+}  // namespace cute_copy

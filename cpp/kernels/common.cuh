@@ -1,0 +1,90 @@
+// Pieces shared by the kernel families: the launch arguments, the menu's atom ids, CUDA error checks,
+// and the boundary-tile helpers that turn CuTe identity tensors into copy_if predicates.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <cuda_runtime.h>
+#include <cute/tensor.hpp>
+
+namespace cute_copy {
+
+// The menu's atoms, numbered in row order (the Rust `Atom` enum uses the same numbers).
+enum class AtomId : std::uint32_t {
+#define CUTE_COPY_ATOM(name, family, atom_bytes, zero_fill, cute_op) name,
+#include "../menu.def"
+  Count
+};
+
+// What a kernel needs at run time. Shapes are element counts; leading dimensions are in elements.
+struct LaunchArgs {
+  void const* src;
+  void* dst;
+  int rows, cols;          // source logical shape
+  int dst_rows, dst_cols;  // destination logical shape; larger than the source for a pad
+  std::int64_t ld_src, ld_dst;
+  cudaStream_t stream;
+};
+
+// The compile-time configuration of one instantiation, reported to Rust for plans and pictures.
+struct ConfigValues {
+  int threads, thr_m, thr_n, val_m, val_n, tile_m, tile_n, smem_bytes;
+};
+
+[[noreturn]] inline void throw_cuda(cudaError_t err, char const* what) {
+  throw std::runtime_error(std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err) +
+                           " (" + what + ")");
+}
+
+// Check the launch just enqueued: configuration errors surface here, not at the next sync.
+inline void check_launch(char const* kernel) {
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) throw_cuda(err, kernel);
+}
+
+// One block per tile, tiles numbered row-major over (tiles_m, tiles_n); a 1D grid has room for 2^31-1.
+inline dim3 tile_grid(int extent_m, int extent_n, int tile_m, int tile_n) {
+  long long tm = (extent_m + tile_m - 1) / tile_m;
+  long long tn = (extent_n + tile_n - 1) / tile_n;
+  long long n = tm * tn;
+  if (n > 0x7fffffffLL) throw std::invalid_argument("launch: more tiles than a 1D grid can hold");
+  return dim3(static_cast<unsigned>(n));
+}
+
+// Boundary-tile predicates with CuTe semantics. `tC` holds the (row, col) coordinate of every value
+// of a thread's partition, (CPY, CPY_M, CPY_N), from an identity tensor partitioned like the data.
+// Returns (tPv, tPe):
+//   tPv (1, CPY_M, CPY_N): the whole vector of an atom call lies inside `bound` -> issue the atom;
+//   tPe (CPY, CPY_M, CPY_N): lanes inside `bound` of a vector the bound cuts -> copy them one by one.
+// A predicate does not make a partial vector access legal, so a cut vector is never issued whole.
+template <class TC, class Bound>
+CUTE_DEVICE auto boundary_masks(TC const& tC, Bound const& bound) {
+  using namespace cute;
+  constexpr int V = decltype(size<0>(tC))::value;  // values per atom call
+  Tensor tPv = make_tensor<bool>(make_shape(_1{}, size<1>(tC), size<2>(tC)));
+  Tensor tPe = make_tensor<bool>(shape(tC));
+  CUTE_UNROLL
+  for (int m = 0; m < size<1>(tC); ++m) {
+    CUTE_UNROLL
+    for (int n = 0; n < size<2>(tC); ++n) {
+      bool whole = elem_less(tC(V - 1, m, n), bound);  // the last lane of a row vector is inside
+      tPv(0, m, n) = whole;
+      CUTE_UNROLL
+      for (int v = 0; v < V; ++v) tPe(v, m, n) = !whole && elem_less(tC(v, m, n), bound);
+    }
+  }
+  return cute::make_tuple(tPv, tPe);
+}
+
+// Copy the values of a thread's partition that lie inside `bound`, leaving the others untouched:
+// whole vectors through the atom, lanes of cut vectors element by element.
+template <class TiledCopy, class TS, class TD, class TC, class Bound>
+CUTE_DEVICE void copy_inside(TiledCopy const& tiled_copy, TS const& src, TD&& dst, TC const& tC,
+                             Bound const& bound) {
+  auto [tPv, tPe] = boundary_masks(tC, bound);
+  copy_if(tiled_copy, tPv, src, dst);
+  copy_if(tPe, src, dst);
+}
+
+}  // namespace cute_copy

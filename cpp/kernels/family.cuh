@@ -1,0 +1,69 @@
+// The configuration every engine kernel shares, and the entry points each family file defines.
+//
+// One instantiation = (atom from the menu, element width). A copy moves bytes, so the element type
+// is the unsigned integer of the element's width: f16, bf16, i16 and u16 share the width-2 kernels.
+#pragma once
+#include "common.cuh"
+
+namespace cute_copy {
+
+// Thread layout (8,32):(32,1), row-major: 256 threads, a warp spans one row of the tiler, so a warp's
+// 128-bit accesses cover 512 contiguous bytes. Value layout (1,A): one atom call of A elements per
+// thread per tiler step. Tile (64, 32*A): 8 atom calls per thread in flight (CPY_M = 8).
+template <int Width, int AtomBytes>
+struct EngineConfig {
+  static constexpr int kAtomBytes = AtomBytes == 0 ? Width : AtomBytes;  // 0 = one element
+  static constexpr bool kLegal = kAtomBytes >= Width && kAtomBytes % Width == 0;
+  static constexpr int kVals = kLegal ? kAtomBytes / Width : 1;  // elements per atom call
+  static constexpr int kThrM = 8, kThrN = 32, kThreads = kThrM * kThrN;
+  static constexpr int kTileM = 64, kTileN = kThrN * kVals;
+
+  using Element = cute::uint_byte_t<Width>;
+  using Vector = cute::uint_byte_t<kAtomBytes>;
+  using ThrLayout = cute::Layout<cute::Shape<cute::Int<kThrM>, cute::Int<kThrN>>,
+                                 cute::Stride<cute::Int<kThrN>, cute::_1>>;
+  using ValLayout = cute::Layout<cute::Shape<cute::_1, cute::Int<kVals>>,
+                                 cute::Stride<cute::Int<kVals>, cute::_1>>;
+  using Tile = cute::Shape<cute::Int<kTileM>, cute::Int<kTileN>>;
+
+  static ConfigValues values(int smem_bytes) {
+    return {kThreads, kThrM, kThrN, 1, kVals, kTileM, kTileN, smem_bytes};
+  }
+};
+
+// Each family file defines these for its own menu rows; dispatch.cu picks the family by the menu.
+void launch_universal(AtomId atom, int width, LaunchArgs const& args);
+ConfigValues config_universal(AtomId atom, int width);
+void launch_cp_async(AtomId atom, int width, LaunchArgs const& args);
+ConfigValues config_cp_async(AtomId atom, int width);
+
+void launch_tutorial_kernel(LaunchArgs const& args);
+void launch_empty_kernel(cudaStream_t stream);
+
+}  // namespace cute_copy
+
+namespace cute_copy {
+
+// Run Op<Width, AtomBytes, ZeroFill>::run(args...) for the run-time width, over the menu's widths.
+template <template <int, int, bool> class Op, int AtomBytes, bool ZeroFill, class... Args>
+auto by_width(int width, Args const&... args) {
+  switch (width) {
+#define CUTE_COPY_WIDTH(w) \
+  case w: return Op<w, AtomBytes, ZeroFill>::run(args...);
+#include "../menu.def"
+    default: break;
+  }
+  throw std::invalid_argument("no kernel for element width " + std::to_string(width));
+}
+
+}  // namespace cute_copy
+
+// A family file lists its own menu rows with
+//   #define CUTE_COPY_ATOM(name, family, bytes, zfill, op) CUTE_COPY_ROW_##family(name, bytes, zfill)
+// after defining CUTE_COPY_ROW_<its family>; the other families' rows expand to nothing.
+#ifndef CUTE_COPY_ROW_universal
+#define CUTE_COPY_ROW_universal(...)
+#endif
+#ifndef CUTE_COPY_ROW_cp_async
+#define CUTE_COPY_ROW_cp_async(...)
+#endif

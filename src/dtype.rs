@@ -1,0 +1,159 @@
+//! Element types. A copy moves bytes: the kernels are instantiated per element *width*, so the
+//! dtype matters to the user, to the planner's alignment rules and to the host reference.
+
+use std::fmt;
+
+use half::{bf16, f16};
+
+/// The element types the crate copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    F32,
+    F64,
+    F16,
+    BF16,
+    U8,
+    I8,
+    U16,
+    I16,
+    U32,
+    I32,
+    U64,
+    I64,
+}
+
+impl DType {
+    /// Every dtype, in declaration order.
+    pub const ALL: [DType; 12] = [
+        DType::F32,
+        DType::F64,
+        DType::F16,
+        DType::BF16,
+        DType::U8,
+        DType::I8,
+        DType::U16,
+        DType::I16,
+        DType::U32,
+        DType::I32,
+        DType::U64,
+        DType::I64,
+    ];
+
+    /// Bytes per element: the width whose kernels this dtype runs.
+    pub const fn size_bytes(self) -> usize {
+        match self {
+            DType::U8 | DType::I8 => 1,
+            DType::F16 | DType::BF16 | DType::U16 | DType::I16 => 2,
+            DType::F32 | DType::U32 | DType::I32 => 4,
+            DType::F64 | DType::U64 | DType::I64 => 8,
+        }
+    }
+
+    /// The lower-case name used by the CLI (`f16`, `bf16`, `u8`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::U8 => "u8",
+            DType::I8 => "i8",
+            DType::U16 => "u16",
+            DType::I16 => "i16",
+            DType::U32 => "u32",
+            DType::I32 => "i32",
+            DType::U64 => "u64",
+            DType::I64 => "i64",
+        }
+    }
+
+    /// Parse a CLI name.
+    pub fn from_name(name: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == name)
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust element type the crate can copy, with its [`DType`].
+///
+/// Sealed: implemented for `f32, f64, f16, bf16, u8, i8, u16, i16, u32, i32, u64, i64`.
+pub trait Element:
+    cudarc::driver::DeviceRepr
+    + cudarc::driver::ValidAsZeroBits
+    + Copy
+    + Default
+    + fmt::Debug
+    + Send
+    + Sync
+    + Unpin
+    + 'static
+    + sealed::Sealed
+{
+    /// This type's dtype.
+    const DTYPE: DType;
+    /// The element with these low bits (truncated to the width): random data and poison values
+    /// for tests are made from random `u64`s this way.
+    fn from_bits(bits: u64) -> Self;
+    /// The element's bits, zero-extended: copies are compared bit for bit (NaNs included).
+    fn to_bits(self) -> u64;
+}
+
+macro_rules! element {
+    ($($t:ty => $d:ident, $from:expr, $to:expr;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            fn from_bits(bits: u64) -> Self {
+                ($from)(bits)
+            }
+            fn to_bits(self) -> u64 {
+                ($to)(self)
+            }
+        }
+    )*};
+}
+
+element! {
+    f32 => F32, |b: u64| f32::from_bits(b as u32), |x: f32| x.to_bits() as u64;
+    f64 => F64, f64::from_bits, f64::to_bits;
+    f16 => F16, |b: u64| f16::from_bits(b as u16), |x: f16| x.to_bits() as u64;
+    bf16 => BF16, |b: u64| bf16::from_bits(b as u16), |x: bf16| x.to_bits() as u64;
+    u8 => U8, |b: u64| b as u8, |x: u8| x as u64;
+    i8 => I8, |b: u64| b as u8 as i8, |x: i8| x as u8 as u64;
+    u16 => U16, |b: u64| b as u16, |x: u16| x as u64;
+    i16 => I16, |b: u64| b as u16 as i16, |x: i16| x as u16 as u64;
+    u32 => U32, |b: u64| b as u32, |x: u32| x as u64;
+    i32 => I32, |b: u64| b as u32 as i32, |x: i32| x as u32 as u64;
+    u64 => U64, |b: u64| b, |x: u64| x;
+    i64 => I64, |b: u64| b as i64, |x: i64| x as u64;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dtype_round_trips_its_name_and_has_a_kernel_width() {
+        for d in DType::ALL {
+            assert_eq!(DType::from_name(d.name()), Some(d));
+            assert!(crate::atom::ELEMENT_WIDTHS.contains(&d.size_bytes()), "{d}");
+        }
+    }
+
+    #[test]
+    fn element_bits_round_trip_at_the_element_width() {
+        assert_eq!(<f16 as Element>::from_bits(0x1234_3c00).to_bits(), 0x3c00);
+        assert_eq!(<i8 as Element>::from_bits(0xff).to_bits(), 0xff);
+        assert_eq!(<f64 as Element>::from_bits(u64::MAX).to_bits(), u64::MAX);
+        assert_eq!(<bf16 as Element>::DTYPE.size_bytes(), 2);
+    }
+}

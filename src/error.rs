@@ -1,0 +1,116 @@
+//! The crate's one error type.
+
+use crate::{Atom, DType};
+
+/// Everything that can go wrong, checked before anything is launched where it can be.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The CUDA driver library (libcuda) could not be loaded: no NVIDIA driver on this machine.
+    #[error("no CUDA driver: libcuda could not be loaded")]
+    NoDriver,
+    /// The driver loaded but reports no device (or not the requested ordinal).
+    #[error("no CUDA device {ordinal} (the driver reports {count})")]
+    NoDevice { ordinal: usize, count: usize },
+    /// A CUDA driver call failed (through cudarc).
+    #[error("CUDA driver: {0}")]
+    Driver(#[from] cudarc::driver::DriverError),
+    /// A CUDA runtime error from the C++ side, with CUDA's name for it (e.g. `cudaErrorInvalidValue`).
+    #[error("{name}: {message}")]
+    Cuda { name: String, message: String },
+    /// The C++ side refused the request (a second line of checks behind the Rust ones).
+    #[error("refused by the C++ side: {0}")]
+    Refused(String),
+    /// A shape or leading dimension that cannot describe a matrix.
+    #[error("bad shape: {0}")]
+    Shape(String),
+    /// A size computation overflowed.
+    #[error("size overflow: {0}")]
+    Overflow(String),
+    /// A view reaches past the end of its allocation.
+    #[error("view needs {needed} elements from offset {offset} but the allocation holds {len}")]
+    OutOfBounds {
+        offset: usize,
+        needed: usize,
+        len: usize,
+    },
+    /// Source and destination shapes do not fit the operation.
+    #[error("shape mismatch: source {src:?}, destination {dst:?} ({what})")]
+    ShapeMismatch {
+        src: (usize, usize),
+        dst: (usize, usize),
+        what: &'static str,
+    },
+    /// Source and destination share bytes.
+    #[error("source and destination overlap")]
+    Overlap,
+    /// Source and destination element types differ.
+    #[error("dtype mismatch: source {src}, destination {dst}")]
+    DTypeMismatch { src: DType, dst: DType },
+    /// A buffer and the stream belong to different devices or contexts.
+    #[error("{what} belongs to device {buffer_device}, the stream to device {stream_device}")]
+    WrongContext {
+        what: &'static str,
+        buffer_device: usize,
+        stream_device: usize,
+    },
+    /// An explicitly requested atom whose accesses would be misaligned.
+    #[error("{atom:?} needs {required}-byte alignment but the {what} is {value} bytes ({value} mod {required} = {remainder})")]
+    Misaligned {
+        atom: Atom,
+        what: &'static str,
+        value: usize,
+        required: usize,
+        remainder: usize,
+    },
+    /// An atom narrower than one element.
+    #[error("{atom:?} moves {atom_bytes} bytes per call, narrower than one {dtype} element ({elem_bytes} bytes)")]
+    AtomNarrowerThanElement {
+        atom: Atom,
+        atom_bytes: usize,
+        dtype: DType,
+        elem_bytes: usize,
+    },
+    /// A pad asked of an atom that cannot write zeros for masked lanes.
+    #[error("{0:?} cannot zero-fill: a pad needs a Universal* atom or a CpAsyncZfill* atom")]
+    AtomCannotZeroFill(Atom),
+    /// The atom needs a newer GPU.
+    #[error(
+        "{atom:?} needs compute capability {needed}.0 or newer, the device has {major}.{minor}"
+    )]
+    UnsupportedArch {
+        atom: Atom,
+        needed: u32,
+        major: u32,
+        minor: u32,
+    },
+    /// A request outside what the chosen kernel supports (e.g. the tutorial's multiples of 32).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// A TiledCopy spec that CuTe cannot build or that does not tile the tile.
+    #[error("layout: {0}")]
+    Layout(String),
+    /// A thread index outside the thread layout.
+    #[error("thread {thread} is out of range: the thread layout has {threads} threads")]
+    ThreadOutOfRange { thread: usize, threads: usize },
+}
+
+impl Error {
+    /// Turn a C++ exception into an error: `cudaErrorX: message (...)` is a CUDA error, anything else
+    /// a refusal.
+    pub(crate) fn from_cxx(e: cxx::Exception) -> Self {
+        let what = e.what();
+        match what.split_once(": ") {
+            Some((name, message)) if name.starts_with("cuda") && !name.contains(' ') => {
+                Error::Cuda {
+                    name: name.to_string(),
+                    message: message.to_string(),
+                }
+            }
+            _ => Error::Refused(what.to_string()),
+        }
+    }
+}
+
+/// Shorthand for this crate's results.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,154 @@
+//! The FFI surface: the cxx bridge to the C++ side (`cpp/`) and the few raw calls into cudarc's
+//! driver bindings. This module is private to the crate and holds all of its `unsafe` code.
+
+use crate::error::Error;
+
+#[cxx::bridge(namespace = "cute_copy")]
+mod bridge {
+    // ---- Shared structs: one descriptor crosses the bridge, never a long argument list. ----
+
+    /// One copy (or pad) as the kernels see it. Shapes in elements, pointers as device addresses.
+    #[derive(Debug, Clone, Copy)]
+    struct CopyDesc {
+        /// `Atom as u32`: the menu row.
+        atom: u32,
+        /// Element width in bytes (1, 2, 4 or 8): the kernels are instantiated per width.
+        elem_bytes: u32,
+        src: u64,
+        dst: u64,
+        /// Source logical shape.
+        rows: u64,
+        cols: u64,
+        /// Destination logical shape: equal to the source for a copy, larger for a pad.
+        dst_rows: u64,
+        dst_cols: u64,
+        ld_src: u64,
+        ld_dst: u64,
+        /// The `CUstream` (= `cudaStream_t`) the launch is ordered on.
+        stream: u64,
+    }
+
+    /// The compile-time configuration behind one (atom, width) instantiation.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct KernelConfig {
+        threads: u32,
+        thr_m: u32,
+        thr_n: u32,
+        val_m: u32,
+        val_n: u32,
+        tile_m: u32,
+        tile_n: u32,
+        smem_bytes: u32,
+    }
+
+    /// A TiledCopy to build on the host: row-major thread layout (thr_m, thr_n), value layout
+    /// (val_m, val_n), an atom of `atom_vals` elements, partitioning a (tile_m, tile_n) tile.
+    #[derive(Debug, Clone, Copy)]
+    struct SpecDesc {
+        thr_m: u32,
+        thr_n: u32,
+        val_m: u32,
+        val_n: u32,
+        atom_vals: u32,
+        tile_m: u32,
+        tile_n: u32,
+    }
+
+    /// What CuTe says about that TiledCopy and one thread's partition.
+    #[derive(Debug, Clone)]
+    struct SpecInfo {
+        cpy: u32,
+        cpy_m: u32,
+        cpy_n: u32,
+        num_threads: u32,
+        tiler_m: u32,
+        tiler_n: u32,
+        thr_layout: String,
+        val_layout: String,
+        layout_tv: String,
+        partition: String,
+    }
+
+    // ---- The C++ side. Every call is `-> Result`: a thrown exception becomes an Err. ----
+    unsafe extern "C++" {
+        include!("cute_copy/bridge.h");
+
+        /// # Safety
+        /// `desc.src`/`desc.dst` address live device memory of the described extent, in the
+        /// stream's context, alive until the stream has run the copy.
+        unsafe fn launch_copy(desc: &CopyDesc) -> Result<()>;
+        /// # Safety
+        /// As for `launch_copy`.
+        unsafe fn launch_tutorial(desc: &CopyDesc) -> Result<()>;
+        /// # Safety
+        /// `stream` is a live `CUstream` (or 0, the legacy default stream) of the current context.
+        unsafe fn launch_empty(stream: u64) -> Result<()>;
+        fn kernel_config(atom: u32, elem_bytes: u32) -> Result<KernelConfig>;
+        fn tiled_copy_partition(
+            spec: &SpecDesc,
+            thread: u32,
+            coords: &mut Vec<u32>,
+        ) -> Result<SpecInfo>;
+        fn runtime_device_count() -> i32;
+    }
+}
+
+pub(crate) use bridge::{CopyDesc, KernelConfig, SpecDesc, SpecInfo};
+
+/// Which kernel runs a descriptor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    /// The menu instantiation for `desc.atom` and `desc.elem_bytes`.
+    Menu,
+    /// The CuTe tutorial TiledCopy (f32, 32x32 tiles through shared memory).
+    Tutorial,
+}
+
+/// Enqueue one copy on `desc.stream`.
+///
+/// Callers (`copy.rs`) build `desc` only from views whose extent has been checked against their
+/// allocation, while holding the cudarc `SyncOnDrop` guards of both buffers, with the stream's
+/// context bound to this thread.
+pub(crate) fn launch(desc: &CopyDesc, kernel: Kernel) -> Result<(), Error> {
+    // SAFETY: per the contract above, both addresses are live device memory of the described
+    // extent in the stream's context, kept alive by the caller's guards until the stream work is
+    // ordered after the launch; C++ re-checks shape and alignment before any kernel runs.
+    let r = unsafe {
+        match kernel {
+            Kernel::Menu => bridge::launch_copy(desc),
+            Kernel::Tutorial => bridge::launch_tutorial(desc),
+        }
+    };
+    r.map_err(Error::from_cxx)
+}
+
+/// Enqueue an empty kernel on `stream`: the floor under any launch, for benchmarks.
+pub(crate) fn launch_empty(stream: &cudarc::driver::CudaStream) -> Result<(), Error> {
+    // SAFETY: `stream` is a live cudarc stream, so its handle is valid in its context, which the
+    // caller has bound to this thread.
+    unsafe { bridge::launch_empty(stream.cu_stream() as u64) }.map_err(Error::from_cxx)
+}
+
+pub(crate) fn kernel_config(atom: u32, elem_bytes: u32) -> Result<KernelConfig, Error> {
+    bridge::kernel_config(atom, elem_bytes).map_err(Error::from_cxx)
+}
+
+pub(crate) fn tiled_copy_partition(
+    spec: &SpecDesc,
+    thread: u32,
+) -> Result<(SpecInfo, Vec<u32>), Error> {
+    let mut coords = Vec::new();
+    let info = bridge::tiled_copy_partition(spec, thread, &mut coords).map_err(Error::from_cxx)?;
+    Ok((info, coords))
+}
+
+/// Whether the CUDA driver library (libcuda) can be loaded. cudarc panics on first use without it.
+pub(crate) fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen libcuda and reports whether that worked; no CUDA call is made.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// The CUDA runtime's device count; 0 without a driver or device.
+pub(crate) fn runtime_device_count() -> i32 {
+    bridge::runtime_device_count()
+}

@@ -1,0 +1,124 @@
+//! Host references: what a copy or pad must leave in the destination, and helpers to make test data
+//! that cannot hide a missed write. Used by the GPU tests, the CLI's `run` and `demo`, and benches.
+
+use rand::Rng;
+
+use crate::matrix::Geometry;
+use crate::plan::Operation;
+use crate::Element;
+
+/// `n` elements of random bits (NaNs and all: copies are compared bit for bit).
+pub fn random_elements<T: Element>(n: usize, rng: &mut impl Rng) -> Vec<T> {
+    (0..n).map(|_| T::from_bits(rng.random::<u64>())).collect()
+}
+
+/// The destination image (whole allocation) a copy or pad must produce from `src` (whole source
+/// allocation) and the destination's prior contents `dst_before`: inside the destination's logical
+/// region, the source element, or zero outside the source for a pad; everything else untouched.
+pub fn expected_destination<T: Element>(
+    src: &[T],
+    s: Geometry,
+    dst_before: &[T],
+    d: Geometry,
+    op: Operation,
+) -> Vec<T> {
+    let mut out = dst_before.to_vec();
+    for r in 0..d.rows {
+        for c in 0..d.cols {
+            let v = if r < s.rows && c < s.cols {
+                src[s.offset + r * s.ld + c]
+            } else {
+                debug_assert_eq!(op, Operation::Pad);
+                T::from_bits(0)
+            };
+            out[d.offset + r * d.ld + c] = v;
+        }
+    }
+    out
+}
+
+/// A destination image that differs, in every element of the logical region, from what a correct
+/// copy writes there (the bitwise complement of the expected value), and holds random canaries
+/// everywhere else. A missed or misplaced write then always shows.
+pub fn poisoned_destination<T: Element>(
+    src: &[T],
+    s: Geometry,
+    d: Geometry,
+    rng: &mut impl Rng,
+) -> Vec<T> {
+    let mut out: Vec<T> = random_elements(d.len, rng);
+    for r in 0..d.rows {
+        for c in 0..d.cols {
+            let want = if r < s.rows && c < s.cols {
+                src[s.offset + r * s.ld + c].to_bits()
+            } else {
+                0
+            };
+            out[d.offset + r * d.ld + c] = T::from_bits(!want);
+        }
+    }
+    out
+}
+
+/// One element that differs from the reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// Index in the allocation.
+    pub index: usize,
+    pub expected_bits: u64,
+    pub actual_bits: u64,
+}
+
+/// Compare bit for bit; returns how many elements differ and the first one.
+pub fn compare<T: Element>(expected: &[T], actual: &[T]) -> (usize, Option<Mismatch>) {
+    let mut count = 0;
+    let mut first = None;
+    for (index, (e, a)) in expected.iter().zip(actual).enumerate() {
+        if e.to_bits() != a.to_bits() {
+            count += 1;
+            first.get_or_insert(Mismatch {
+                index,
+                expected_bits: e.to_bits(),
+                actual_bits: a.to_bits(),
+            });
+        }
+    }
+    count += expected.len().abs_diff(actual.len());
+    (count, first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn geo(offset: usize, rows: usize, cols: usize, ld: usize, len: usize) -> Geometry {
+        Geometry {
+            offset,
+            rows,
+            cols,
+            ld,
+            len,
+        }
+    }
+
+    #[test]
+    fn poison_differs_from_the_expected_value_everywhere_in_the_region() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let s = geo(1, 3, 4, 5, 16);
+        let d = geo(2, 4, 6, 7, 30);
+        let src: Vec<u8> = random_elements(s.len, &mut rng);
+        let before = poisoned_destination(&src, s, d, &mut rng);
+        let want = expected_destination(&src, s, &before, d, Operation::Pad);
+        for r in 0..d.rows {
+            for c in 0..d.cols {
+                let i = d.offset + r * d.ld + c;
+                assert_ne!(before[i], want[i]);
+            }
+        }
+        assert_eq!(compare(&want, &before).0, d.rows * d.cols);
+        assert_eq!(want[d.offset + 3 * d.ld + 5], 0); // pad region is zero
+        assert_eq!(want[d.offset + d.ld + 2], src[s.offset + s.ld + 2]);
+        assert_eq!(want[0], before[0]); // outside the region: untouched
+    }
+}

@@ -1,0 +1,149 @@
+//! Shared by the GPU tests: find the GPU (or skip visibly), and run one copy against the host
+//! reference with a poisoned destination and random canaries around it.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::sync::Arc;
+
+use cute_copy::cudarc::driver::CudaStream;
+use cute_copy::reference::{compare, expected_destination, poisoned_destination, random_elements};
+use cute_copy::{Atom, DeviceMatrix, Element, Operation, Plan};
+use rand::Rng;
+
+/// The GPU's stream, or None after a visible skip line. With `CUTE_COPY_REQUIRE_GPU=1` (set by
+/// `.gpu/run` on the GPU host) a missing GPU fails the test instead.
+pub fn gpu() -> Option<Arc<CudaStream>> {
+    match cute_copy::stream(0) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            if std::env::var("CUTE_COPY_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("CUTE_COPY_REQUIRE_GPU=1 but no usable GPU: {e}");
+            }
+            // Written past libtest's capture so that CI shows it.
+            let _ = writeln!(std::io::stderr(), "skipped: no GPU ({e})");
+            None
+        }
+    }
+}
+
+/// One copy or pad case. The source is `rows x cols` at (row_off, col_off) of a `ld_src`-wide
+/// allocation with spare rows; the destination likewise. `dst_shape` larger than (rows, cols) is a pad.
+#[derive(Clone, Copy, Debug)]
+pub struct Case {
+    pub rows: usize,
+    pub cols: usize,
+    pub ld_src: usize,
+    pub ld_dst: usize,
+    pub src_at: (usize, usize),
+    pub dst_at: (usize, usize),
+    pub dst_shape: (usize, usize),
+    pub atom: Option<Atom>,
+}
+
+impl Case {
+    pub fn copy(rows: usize, cols: usize) -> Self {
+        Case {
+            rows,
+            cols,
+            ld_src: cols,
+            ld_dst: cols,
+            src_at: (0, 0),
+            dst_at: (0, 0),
+            dst_shape: (rows, cols),
+            atom: None,
+        }
+    }
+    pub fn lds(mut self, ld_src: usize, ld_dst: usize) -> Self {
+        self.ld_src = ld_src;
+        self.ld_dst = ld_dst;
+        self
+    }
+    pub fn at(mut self, src_at: (usize, usize), dst_at: (usize, usize)) -> Self {
+        self.src_at = src_at;
+        self.dst_at = dst_at;
+        self
+    }
+    pub fn pad_to(mut self, rows: usize, cols: usize) -> Self {
+        self.dst_shape = (rows, cols);
+        self
+    }
+    pub fn atom(mut self, atom: Atom) -> Self {
+        self.atom = Some(atom);
+        self
+    }
+}
+
+/// Result of one checked case.
+pub struct Checked {
+    pub plan: Plan,
+    pub mismatches: usize,
+    pub first: Option<cute_copy::reference::Mismatch>,
+}
+
+/// Run `case` for element type `T` and compare the whole destination allocation (the logical region
+/// and the canaries around it) with the host reference.
+pub fn run_case<T: Element>(
+    stream: &Arc<CudaStream>,
+    case: Case,
+    rng: &mut impl Rng,
+) -> Result<Checked, cute_copy::Error> {
+    let src_rows = case.src_at.0 + case.rows + 1;
+    let dst_rows = case.dst_at.0 + case.dst_shape.0 + 1;
+    let src_host: Vec<T> = random_elements(src_rows * case.ld_src, rng);
+    let src = DeviceMatrix::from_host(stream, src_rows, case.ld_src, case.ld_src, &src_host)?;
+    let sview = src
+        .view()
+        .sub(case.src_at.0, case.src_at.1, case.rows, case.cols)?;
+    let mut dst = DeviceMatrix::<T>::zeros(stream, dst_rows, case.ld_dst, case.ld_dst)?;
+    let before = {
+        let mut whole = dst.view_mut();
+        let dview = whole.sub_mut(
+            case.dst_at.0,
+            case.dst_at.1,
+            case.dst_shape.0,
+            case.dst_shape.1,
+        )?;
+        poisoned_destination(&src_host, sview.geometry(), dview.geometry(), rng)
+    };
+    dst.upload(stream, &before)?;
+    let mut whole = dst.view_mut();
+    let mut dview = whole.sub_mut(
+        case.dst_at.0,
+        case.dst_at.1,
+        case.dst_shape.0,
+        case.dst_shape.1,
+    )?;
+    let (sg, dg) = (sview.geometry(), dview.geometry());
+    let pad = case.dst_shape != (case.rows, case.cols);
+    let plan = match (case.atom, pad) {
+        (None, false) => cute_copy::copy(&sview, &mut dview, stream)?,
+        (Some(a), false) => cute_copy::copy_with(a, &sview, &mut dview, stream)?,
+        (None, true) => cute_copy::pad(&sview, &mut dview, stream)?,
+        (Some(a), true) => cute_copy::pad_with(a, &sview, &mut dview, stream)?,
+    };
+    drop(whole);
+    let after = dst.to_host(stream)?;
+    let op = if pad { Operation::Pad } else { Operation::Copy };
+    let want = expected_destination(&src_host, sg, &before, dg, op);
+    let (mismatches, first) = compare(&want, &after);
+    Ok(Checked {
+        plan,
+        mismatches,
+        first,
+    })
+}
+
+/// Run and assert: every element of the destination allocation equals the reference.
+pub fn check<T: Element>(stream: &Arc<CudaStream>, case: Case, rng: &mut impl Rng) -> Plan {
+    let r =
+        run_case::<T>(stream, case, rng).unwrap_or_else(|e| panic!("{case:?} {}: {e}", T::DTYPE));
+    assert_eq!(
+        r.mismatches,
+        0,
+        "{case:?} {}: first mismatch {:?}\n{}",
+        T::DTYPE,
+        r.first,
+        r.plan
+    );
+    r.plan
+}
