@@ -1,5 +1,7 @@
-// Compiles the CuTe kernels, the dispatch and the host-side CuTe queries with nvcc through one cxx
-// bridge, and generates the Rust side of the instantiation menu (cpp/menu.def).
+// Generates the Rust side of the instantiation menu (cpp/menu.def), compiles the cxx bridge, and
+// compiles the CuTe kernels, dispatch and host-side CuTe queries with nvcc (build/cuda.rs).
+#[path = "build/cuda.rs"]
+mod cuda;
 #[path = "build/menu.rs"]
 mod menu;
 #[path = "build/toolchain.rs"]
@@ -16,8 +18,7 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
 
-    let menu =
-        std::fs::read_to_string(manifest_dir.join("cpp/menu.def")).expect("read cpp/menu.def");
+    let menu = std::fs::read_to_string(manifest_dir.join("cpp/menu.def")).expect("read cpp/menu.def");
     std::fs::write(out_dir.join("menu.rs"), menu::generate(&menu)).expect("write menu.rs");
 
     let tc = toolchain::Toolchain::find(&manifest_dir).unwrap_or_else(|why| {
@@ -27,38 +28,9 @@ fn main() {
         );
         std::process::exit(1);
     });
-    // cc runs the nvcc named by NVCC when building CUDA.
-    std::env::set_var("NVCC", &tc.nvcc);
 
-    let mut build = cxx_build::bridge("src/ffi.rs");
-    build
-        .cuda(true)
-        .cudart("static")
-        .files([
-            "cpp/dispatch.cu",
-            "cpp/kernels/universal.cu",
-            "cpp/kernels/cp_async.cu",
-            "cpp/introspect.cpp",
-        ])
-        .include("cpp/include")
-        .include("cpp")
-        .flag("-std=c++17")
-        .flag("--expt-relaxed-constexpr")
-        .flag("-isystem")
-        .flag(tc.cutlass_include.to_str().expect("utf-8 path"))
-        .flag("-DNDEBUG")
-        .flag("-Xcudafe")
-        .flag("--diag_suppress=esa_on_defaulted_function_ignored")
-        .warnings(false);
-    for f in toolchain::Toolchain::gencode_flags() {
-        build.flag(&f);
-    }
-    build.compile("cute_copy_cuda");
-
-    for dir in tc.lib_dirs() {
-        println!("cargo:rustc-link-search=native={}", dir.display());
-    }
-    for lib in ["dl", "pthread", "rt"] {
-        println!("cargo:rustc-link-lib={lib}");
-    }
+    // The bridge: cxx generates src/ffi.rs.{h,cc}; the .cc is plain host C++.
+    cxx_build::bridge("src/ffi.rs").include("cpp/include").flag("-std=c++17").compile("cute_copy_bridge");
+    // The CUDA side, which includes the generated header for the shared structs.
+    cuda::build(&tc, &manifest_dir, &out_dir, &out_dir.join("cxxbridge/include"));
 }

@@ -61,7 +61,7 @@ fn demo(m: usize, n: usize) -> Result<(), cute_copy::Error> {
     println!();
     println!("32x32 tile, owning thread of each element:");
     for row in spec.owner_grid()? {
-        let cells: Vec<String> = row.iter().map(|t| format!("{t:3}")).collect();
+        let cells: Vec<String> = row.iter().map(|t| format!("{t:4}")).collect();
         println!("  {}", cells.join(""));
     }
     println!();
