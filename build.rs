@@ -18,7 +18,8 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
 
-    let menu = std::fs::read_to_string(manifest_dir.join("cpp/menu.def")).expect("read cpp/menu.def");
+    let menu =
+        std::fs::read_to_string(manifest_dir.join("cpp/menu.def")).expect("read cpp/menu.def");
     std::fs::write(out_dir.join("menu.rs"), menu::generate(&menu)).expect("write menu.rs");
 
     let tc = toolchain::Toolchain::find(&manifest_dir).unwrap_or_else(|why| {
@@ -30,7 +31,15 @@ fn main() {
     });
 
     // The bridge: cxx generates src/ffi.rs.{h,cc}; the .cc is plain host C++.
-    cxx_build::bridge("src/ffi.rs").include("cpp/include").flag("-std=c++17").compile("cute_copy_bridge");
+    cxx_build::bridge("src/ffi.rs")
+        .include("cpp/include")
+        .flag("-std=c++17")
+        .compile("cute_copy_bridge");
     // The CUDA side, which includes the generated header for the shared structs.
-    cuda::build(&tc, &manifest_dir, &out_dir, &out_dir.join("cxxbridge/include"));
+    cuda::build(
+        &tc,
+        &manifest_dir,
+        &out_dir,
+        &out_dir.join("cxxbridge/include"),
+    );
 }

@@ -8,7 +8,13 @@ use std::path::{Path, PathBuf};
 
 use crate::toolchain::Toolchain;
 
-const SOURCES: &[&str] = &["cpp/dispatch.cu", "cpp/kernels/universal.cu", "cpp/kernels/cp_async.cu", "cpp/introspect.cpp"];
+const SOURCES: &[&str] = &[
+    "cpp/dispatch.cu",
+    "cpp/kernels/universal.cu",
+    "cpp/kernels/cp_async.cu",
+    "cpp/introspect.cpp",
+    "cpp/baselines.cu",
+];
 const LIB: &str = "cute_copy_cuda";
 
 pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &Path) {
@@ -67,7 +73,9 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
 }
 
 fn list_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -80,5 +88,7 @@ fn list_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// FNV-1a, 64-bit: a stable hash for the stamp (std's hasher may change between toolchains).
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
 }

@@ -37,7 +37,8 @@ LaunchArgs to_args(CopyDesc const& d) {
           static_cast<int>(d.dst_cols),
           static_cast<std::int64_t>(d.ld_src),
           static_cast<std::int64_t>(d.ld_dst),
-          reinterpret_cast<cudaStream_t>(d.stream)};
+          reinterpret_cast<cudaStream_t>(d.stream),
+          (d.flags & 1u) == 0};
 }
 
 AtomRow const& row_of(std::uint32_t atom) {

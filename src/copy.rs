@@ -1,41 +1,85 @@
 //! The calls users make: copy and pad between device matrix views, on a stream.
 //!
 //! Every check happens here, in Rust, before anything crosses the bridge: shapes, extents,
-//! contexts, overlap, atom legality and alignment. A launch is stream-ordered: it returns once the
-//! kernel is enqueued, and the cudarc guards of both buffers are held until then.
+//! dtypes, contexts, overlap, atom legality and alignment. A launch is stream-ordered: it returns
+//! once the kernel is enqueued, and the cudarc guards of both buffers are held until then.
 
 use std::sync::Arc;
 
-use cudarc::driver::CudaStream;
+use cudarc::driver::{CudaContext, CudaStream};
 
 use crate::error::{Error, Result};
 use crate::ffi::{self, CopyDesc, Kernel};
-use crate::matrix::{MatrixView, MatrixViewMut};
+use crate::matrix::{Geometry, MatrixView, MatrixViewMut, RawMatrix};
 use crate::plan::{Operand, Operation, Plan};
-use crate::{Atom, Element};
+use crate::{Atom, DType, Element};
 
-fn operand<T>(rows: usize, cols: usize, ld: usize, base: u64, offset: usize) -> Operand {
-    let offset_bytes = (base as usize % 256 + offset * std::mem::size_of::<T>()) % 256;
-    Operand {
-        rows,
-        cols,
-        ld,
-        offset_bytes,
+/// One side of a copy, as planning and launching see it.
+struct Side<'a> {
+    geo: Geometry,
+    /// Address of the allocation's start when known (raw memory), else 0 (cudarc buffers are
+    /// 256-byte aligned, which is all alignment planning needs).
+    alloc_base: u64,
+    ctx: &'a Arc<CudaContext>,
+}
+
+impl Side<'_> {
+    fn operand(&self, dtype: DType) -> Operand {
+        let offset_bytes =
+            (self.alloc_base as usize % 256 + self.geo.offset * dtype.size_bytes()) % 256;
+        Operand {
+            rows: self.geo.rows,
+            cols: self.geo.cols,
+            ld: self.geo.ld,
+            offset_bytes,
+        }
     }
 }
 
-/// The plan a copy or pad of `src` into `dst` would run (no launch, no GPU needed beyond the views).
+fn side_of<'a, T: Element>(v: &'a MatrixView<'_, T>) -> Side<'a> {
+    Side {
+        geo: v.geometry(),
+        alloc_base: v.alloc_base(),
+        ctx: v.context(),
+    }
+}
+
+fn side_of_mut<'a, T: Element>(v: &'a MatrixViewMut<'_, T>) -> Side<'a> {
+    Side {
+        geo: v.geometry(),
+        alloc_base: v.alloc_base(),
+        ctx: v.context(),
+    }
+}
+
+fn make_plan(
+    dtype: DType,
+    src: &Side,
+    dst: &Side,
+    atom: Option<Atom>,
+    want: Option<Operation>,
+) -> Result<Plan> {
+    src.geo.check_extent()?;
+    dst.geo.check_extent()?;
+    let plan = Plan::new(dtype, src.operand(dtype), dst.operand(dtype), atom, None)?;
+    if want == Some(Operation::Copy) && plan.operation != Operation::Copy {
+        return Err(Error::ShapeMismatch {
+            src: (src.geo.rows, src.geo.cols),
+            dst: (dst.geo.rows, dst.geo.cols),
+            what: "a copy needs equal shapes (use pad for a larger destination)",
+        });
+    }
+    Ok(plan)
+}
+
+/// The plan a copy (equal shapes) or pad (larger `dst`) of `src` into `dst` would run, on `atom`
+/// if given, else the widest legal one. Nothing is launched.
 pub fn plan<T: Element>(
     src: &MatrixView<'_, T>,
     dst: &MatrixViewMut<'_, T>,
     atom: Option<Atom>,
 ) -> Result<Plan> {
-    let (s, d) = (src.geometry(), dst.geometry());
-    s.check_extent()?;
-    d.check_extent()?;
-    let so = operand::<T>(s.rows, s.cols, s.ld, src.alloc_base(), s.offset);
-    let dop = operand::<T>(d.rows, d.cols, d.ld, dst.alloc_base(), d.offset);
-    Plan::new(T::DTYPE, so, dop, atom, None)
+    make_plan(T::DTYPE, &side_of(src), &side_of_mut(dst), atom, None)
 }
 
 /// Copy `src` into `dst` (same shape) on the widest legal atom. Returns the plan it ran.
@@ -44,7 +88,7 @@ pub fn copy<T: Element>(
     dst: &mut MatrixViewMut<'_, T>,
     stream: &Arc<CudaStream>,
 ) -> Result<Plan> {
-    run(src, dst, stream, None, Some(Operation::Copy))
+    run_typed(src, dst, stream, None, Some(Operation::Copy))
 }
 
 /// Copy on an explicitly chosen atom; an atom illegal for these buffers is an error before launch.
@@ -54,7 +98,7 @@ pub fn copy_with<T: Element>(
     dst: &mut MatrixViewMut<'_, T>,
     stream: &Arc<CudaStream>,
 ) -> Result<Plan> {
-    run(src, dst, stream, Some(atom), Some(Operation::Copy))
+    run_typed(src, dst, stream, Some(atom), Some(Operation::Copy))
 }
 
 /// Pad: copy `src` into the top-left of the larger `dst` and write zeros to the rest of `dst`, in
@@ -64,7 +108,7 @@ pub fn pad<T: Element>(
     dst: &mut MatrixViewMut<'_, T>,
     stream: &Arc<CudaStream>,
 ) -> Result<Plan> {
-    run(src, dst, stream, None, None)
+    run_typed(src, dst, stream, None, None)
 }
 
 /// Pad on an explicitly chosen atom (a Universal* or CpAsyncZfill* atom).
@@ -74,38 +118,39 @@ pub fn pad_with<T: Element>(
     dst: &mut MatrixViewMut<'_, T>,
     stream: &Arc<CudaStream>,
 ) -> Result<Plan> {
-    run(src, dst, stream, Some(atom), None)
+    run_typed(src, dst, stream, Some(atom), None)
 }
 
-fn run<T: Element>(
+/// Run a plan made by [`plan`] for these views, as it stands: its atom, and its `peel` setting
+/// (`peel = false` predicates every tile, to measure what the unpredicated interior path saves).
+pub fn launch<T: Element>(
+    plan: &Plan,
+    src: &MatrixView<'_, T>,
+    dst: &mut MatrixViewMut<'_, T>,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let fresh = make_plan(
+        T::DTYPE,
+        &side_of(src),
+        &side_of_mut(dst),
+        Some(plan.atom),
+        None,
+    )?;
+    if (fresh.dtype, fresh.src, fresh.dst) != (plan.dtype, plan.src, plan.dst) {
+        return Err(Error::Shape("the plan was made for other views".into()));
+    }
+    enqueue_typed(plan, src, dst, stream, Kernel::Menu)
+}
+
+fn run_typed<T: Element>(
     src: &MatrixView<'_, T>,
     dst: &mut MatrixViewMut<'_, T>,
     stream: &Arc<CudaStream>,
     atom: Option<Atom>,
     want: Option<Operation>,
 ) -> Result<Plan> {
-    let plan = plan(src, dst, atom)?;
-    if want == Some(Operation::Copy) && plan.operation != Operation::Copy {
-        return Err(Error::ShapeMismatch {
-            src: (src.rows(), src.cols()),
-            dst: (dst.rows(), dst.cols()),
-            what: "a copy needs equal shapes (use pad for a larger destination)",
-        });
-    }
-    if plan.blocks() == 0 {
-        return Ok(plan);
-    }
-    if atom.is_some_and(|a| a.min_compute_capability() > 7) {
-        let (major, minor) = stream.context().compute_capability()?;
-        Plan::new(
-            T::DTYPE,
-            plan.src,
-            plan.dst,
-            atom,
-            Some((major as u32, minor as u32)),
-        )?;
-    }
-    enqueue(src, dst, stream, plan.atom as u32, Kernel::Menu)?;
+    let plan = make_plan(T::DTYPE, &side_of(src), &side_of_mut(dst), atom, want)?;
+    enqueue_typed(&plan, src, dst, stream, Kernel::Menu)?;
     Ok(plan)
 }
 
@@ -116,42 +161,185 @@ pub fn tutorial_copy(
     dst: &mut MatrixViewMut<'_, f32>,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
-    let (s, d) = (src.geometry(), dst.geometry());
-    s.check_extent()?;
-    d.check_extent()?;
-    if (s.rows, s.cols) != (d.rows, d.cols) {
-        return Err(Error::ShapeMismatch {
-            src: (s.rows, s.cols),
-            dst: (d.rows, d.cols),
-            what: "a copy needs equal shapes",
-        });
-    }
-    if s.rows % 32 != 0 || s.cols % 32 != 0 {
+    let plan = make_plan(
+        DType::F32,
+        &side_of(src),
+        &side_of_mut(dst),
+        Some(Atom::Universal),
+        Some(Operation::Copy),
+    )?;
+    let (rows, cols) = (plan.src.rows, plan.src.cols);
+    if rows % 32 != 0 || cols % 32 != 0 {
         return Err(Error::Unsupported(format!(
-            "the tutorial copy needs rows and cols that are multiples of 32, got {} x {}",
-            s.rows, s.cols
+            "the tutorial copy needs rows and cols that are multiples of 32, got {rows} x {cols}"
         )));
     }
-    if s.rows > i32::MAX as usize || s.cols > i32::MAX as usize {
-        return Err(Error::Overflow(format!("{} x {}", s.rows, s.cols)));
-    }
-    if s.rows == 0 || s.cols == 0 {
-        return Ok(());
-    }
-    enqueue(src, dst, stream, Atom::Universal as u32, Kernel::Tutorial)
+    enqueue_typed(&plan, src, dst, stream, Kernel::Tutorial)
 }
 
-/// Check contexts, pin both buffers (holding cudarc's guards), check overlap on the real
-/// addresses, and launch.
-fn enqueue<T: Element>(
+/// The Rust-side cost of a launch, against C++: returns (Rust ns per `copy`-equivalent launch of
+/// `plan`, C++ ns per bare launch of the same descriptor), each over `iters` back-to-back launches
+/// with no synchronisation in between. For the launch-overhead benchmark.
+pub fn launch_overhead_ns<T: Element>(
+    plan: &Plan,
     src: &MatrixView<'_, T>,
     dst: &mut MatrixViewMut<'_, T>,
     stream: &Arc<CudaStream>,
-    atom: u32,
+    iters: u32,
+) -> Result<(f64, f64)> {
+    let t0 = std::time::Instant::now();
+    for _ in 0..iters {
+        run_typed(src, dst, stream, Some(plan.atom), None)?;
+    }
+    let rust_ns = t0.elapsed().as_nanos() as f64 / iters.max(1) as f64;
+    let mut bare = 0.0;
+    pinned(plan, src, dst, stream, |desc| {
+        bare = ffi::bare_launch_ns(desc, iters)?;
+        Ok(())
+    })?;
+    Ok((rust_ns, bare))
+}
+
+/// A non-CuTe baseline, for comparison in benchmarks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Baseline {
+    /// One element per thread.
+    Naive,
+    /// Hand-vectorized 16-byte accesses with a scalar tail (16-byte-aligned rows only).
+    Vectorized16,
+    /// `cudaMemcpy2DAsync`, device to device.
+    Memcpy2D,
+    /// `cudaMemcpyAsync` of the same byte count, contiguous: the practical limit.
+    Memcpy,
+}
+
+/// Launch a baseline copy of `src` into `dst` (same shape). `Memcpy` needs both views packed.
+pub fn launch_baseline<T: Element>(
+    which: Baseline,
+    src: &MatrixView<'_, T>,
+    dst: &mut MatrixViewMut<'_, T>,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let plan = make_plan(
+        T::DTYPE,
+        &side_of(src),
+        &side_of_mut(dst),
+        None,
+        Some(Operation::Copy),
+    )?;
+    if which == Baseline::Memcpy && (plan.src.ld != plan.src.cols || plan.dst.ld != plan.dst.cols) {
+        return Err(Error::Unsupported(
+            "the memcpy baseline needs packed views".into(),
+        ));
+    }
+    if which == Baseline::Vectorized16 && (plan.src_bits < 128 || plan.dst_bits < 128) {
+        return Err(Error::Unsupported(
+            "the vectorized baseline needs 16-byte-aligned rows".into(),
+        ));
+    }
+    enqueue_typed(&plan, src, dst, stream, Kernel::Baseline(which as u32))
+}
+
+/// An untyped view of device memory with a run-time dtype, for interop with code whose element
+/// type is only known at run time (a framework's tensor, say).
+pub fn copy_raw(
+    src: &RawMatrix<'_>,
+    dst: &mut RawMatrix<'_>,
+    atom: Option<Atom>,
+    stream: &Arc<CudaStream>,
+) -> Result<Plan> {
+    run_raw(src, dst, atom, Some(Operation::Copy), stream)
+}
+
+/// [`pad`] for untyped views.
+pub fn pad_raw(
+    src: &RawMatrix<'_>,
+    dst: &mut RawMatrix<'_>,
+    atom: Option<Atom>,
+    stream: &Arc<CudaStream>,
+) -> Result<Plan> {
+    run_raw(src, dst, atom, None, stream)
+}
+
+fn run_raw(
+    src: &RawMatrix<'_>,
+    dst: &mut RawMatrix<'_>,
+    atom: Option<Atom>,
+    want: Option<Operation>,
+    stream: &Arc<CudaStream>,
+) -> Result<Plan> {
+    if src.dtype() != dst.dtype() {
+        return Err(Error::DTypeMismatch {
+            src: src.dtype(),
+            dst: dst.dtype(),
+        });
+    }
+    let s = Side {
+        geo: src.geometry(),
+        alloc_base: src.ptr(),
+        ctx: src.context(),
+    };
+    let d = Side {
+        geo: dst.geometry(),
+        alloc_base: dst.ptr(),
+        ctx: dst.context(),
+    };
+    let plan = make_plan(src.dtype(), &s, &d, atom, want)?;
+    let e = src.dtype().size_bytes() as u64;
+    with_desc(
+        &plan,
+        &s,
+        src.ptr() + s.geo.offset as u64 * e,
+        &d,
+        dst.ptr() + d.geo.offset as u64 * e,
+        stream,
+        |desc| ffi::launch(desc, Kernel::Menu),
+    )?;
+    Ok(plan)
+}
+
+/// Pin both typed views (holding cudarc's guards until the launch is enqueued) and launch.
+fn enqueue_typed<T: Element>(
+    plan: &Plan,
+    src: &MatrixView<'_, T>,
+    dst: &mut MatrixViewMut<'_, T>,
+    stream: &Arc<CudaStream>,
     kernel: Kernel,
 ) -> Result<()> {
+    pinned(plan, src, dst, stream, |desc| ffi::launch(desc, kernel))
+}
+
+/// Check contexts, pin both typed views, and hand the descriptor to `f` while the guards are held.
+fn pinned<T: Element>(
+    plan: &Plan,
+    src: &MatrixView<'_, T>,
+    dst: &mut MatrixViewMut<'_, T>,
+    stream: &Arc<CudaStream>,
+    f: impl FnOnce(&CopyDesc) -> Result<()>,
+) -> Result<()> {
+    if plan.blocks() == 0 {
+        return Ok(());
+    }
+    check_contexts(&side_of(src), &side_of_mut(dst), stream)?;
+    let (sg, dg) = (src.geometry(), dst.geometry());
+    let src_pin = src.pin(stream);
+    let dst_pin = dst.pin(stream);
+    let s = Side {
+        geo: sg,
+        alloc_base: 0,
+        ctx: stream.context(),
+    };
+    let d = Side {
+        geo: dg,
+        alloc_base: 0,
+        ctx: stream.context(),
+    };
+    with_desc(plan, &s, src_pin.addr, &d, dst_pin.addr, stream, f)
+}
+
+fn check_contexts(src: &Side, dst: &Side, stream: &Arc<CudaStream>) -> Result<()> {
     let ctx = stream.context();
-    for (what, c) in [("source", src.context()), ("destination", dst.context())] {
+    for (what, c) in [("source", src.ctx), ("destination", dst.ctx)] {
         if c != ctx {
             return Err(Error::WrongContext {
                 what,
@@ -160,32 +348,56 @@ fn enqueue<T: Element>(
             });
         }
     }
-    ctx.bind_to_thread()?;
-    let (s, d) = (src.geometry(), dst.geometry());
-    let elem = std::mem::size_of::<T>() as u64;
-    let src_pin = src.pin(stream);
-    let dst_pin = dst.pin(stream);
-    let (s_lo, s_hi) = s.byte_range(elem as usize);
-    let (d_lo, d_hi) = d.byte_range(elem as usize);
-    let (s0, d0) = (
-        src_pin.addr - s.offset as u64 * elem,
-        dst_pin.addr - d.offset as u64 * elem,
-    );
-    if s0 + (s_lo as u64) < d0 + d_hi as u64 && d0 + (d_lo as u64) < s0 + s_hi as u64 {
+    Ok(())
+}
+
+/// Check contexts and overlap on the real addresses of element (0, 0), build the descriptor, and
+/// hand it to `f` with the stream's context bound to this thread.
+fn with_desc(
+    plan: &Plan,
+    s: &Side,
+    src_addr: u64,
+    d: &Side,
+    dst_addr: u64,
+    stream: &Arc<CudaStream>,
+    f: impl FnOnce(&CopyDesc) -> Result<()>,
+) -> Result<()> {
+    if plan.blocks() == 0 {
+        return Ok(());
+    }
+    check_contexts(s, d, stream)?;
+    let needed = plan.atom.min_compute_capability();
+    if needed > 7 {
+        let (major, minor) = stream.context().compute_capability()?;
+        if (major as u32) < needed {
+            return Err(Error::UnsupportedArch {
+                atom: plan.atom,
+                needed,
+                major: major as u32,
+                minor: minor as u32,
+            });
+        }
+    }
+    let e = plan.dtype.size_bytes() as u64;
+    let span = |g: &Geometry| crate::matrix::span(g.rows, g.cols, g.ld).map(|n| n as u64 * e);
+    let (s_len, d_len) = (span(&s.geo)?, span(&d.geo)?);
+    if src_addr < dst_addr + d_len && dst_addr < src_addr + s_len {
         return Err(Error::Overlap);
     }
+    stream.context().bind_to_thread()?;
     let desc = CopyDesc {
-        atom,
-        elem_bytes: elem as u32,
-        src: src_pin.addr,
-        dst: dst_pin.addr,
-        rows: s.rows as u64,
-        cols: s.cols as u64,
-        dst_rows: d.rows as u64,
-        dst_cols: d.cols as u64,
-        ld_src: s.ld as u64,
-        ld_dst: d.ld as u64,
+        atom: plan.atom as u32,
+        elem_bytes: e as u32,
+        src: src_addr,
+        dst: dst_addr,
+        rows: s.geo.rows as u64,
+        cols: s.geo.cols as u64,
+        dst_rows: d.geo.rows as u64,
+        dst_cols: d.geo.cols as u64,
+        ld_src: s.geo.ld as u64,
+        ld_dst: d.geo.ld as u64,
         stream: stream.cu_stream() as u64,
+        flags: if plan.peel { 0 } else { ffi::FLAG_NO_PEEL },
     };
-    ffi::launch(&desc, kernel)
+    f(&desc)
 }

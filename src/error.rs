@@ -87,6 +87,9 @@ pub enum Error {
     /// A request outside what the chosen kernel supports (e.g. the tutorial's multiples of 32).
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// A launch configuration beyond the device's limits (grid size).
+    #[error("launch configuration: {0}")]
+    LaunchConfig(String),
     /// A TiledCopy spec that CuTe cannot build or that does not tile the tile.
     #[error("layout: {0}")]
     Layout(String),

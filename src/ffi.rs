@@ -26,6 +26,8 @@ mod bridge {
         ld_dst: u64,
         /// The `CUstream` (= `cudaStream_t`) the launch is ordered on.
         stream: u64,
+        /// Bit 0: predicate every tile (turn the interior peel off), to measure what peeling saves.
+        flags: u32,
     }
 
     /// The compile-time configuration behind one (atom, width) instantiation.
@@ -83,6 +85,12 @@ mod bridge {
         /// # Safety
         /// `stream` is a live `CUstream` (or 0, the legacy default stream) of the current context.
         unsafe fn launch_empty(stream: u64) -> Result<()>;
+        /// # Safety
+        /// As for `launch_copy`.
+        unsafe fn launch_baseline(desc: &CopyDesc, which: u32) -> Result<()>;
+        /// # Safety
+        /// As for `launch_copy`; launches `iters` times.
+        unsafe fn bare_launch_ns(desc: &CopyDesc, iters: u32) -> Result<f64>;
         fn kernel_config(atom: u32, elem_bytes: u32) -> Result<KernelConfig>;
         fn tiled_copy_partition(
             spec: &SpecDesc,
@@ -102,7 +110,11 @@ pub(crate) enum Kernel {
     Menu,
     /// The CuTe tutorial TiledCopy (f32, 32x32 tiles through shared memory).
     Tutorial,
+    /// A non-CuTe baseline for benchmarks (`cpp/baselines.cu`), by number.
+    Baseline(u32),
 }
+
+pub(crate) const FLAG_NO_PEEL: u32 = 1;
 
 /// Enqueue one copy on `desc.stream`.
 ///
@@ -117,9 +129,16 @@ pub(crate) fn launch(desc: &CopyDesc, kernel: Kernel) -> Result<(), Error> {
         match kernel {
             Kernel::Menu => bridge::launch_copy(desc),
             Kernel::Tutorial => bridge::launch_tutorial(desc),
+            Kernel::Baseline(which) => bridge::launch_baseline(desc, which),
         }
     };
     r.map_err(Error::from_cxx)
+}
+
+/// Mean host nanoseconds per launch when C++ launches `desc` `iters` times itself.
+pub(crate) fn bare_launch_ns(desc: &CopyDesc, iters: u32) -> Result<f64, Error> {
+    // SAFETY: as for `launch`: the caller built `desc` from live, pinned views.
+    unsafe { bridge::bare_launch_ns(desc, iters) }.map_err(Error::from_cxx)
 }
 
 /// Enqueue an empty kernel on `stream`: the floor under any launch, for benchmarks.

@@ -242,12 +242,6 @@ impl Geometry {
             ..*self
         })
     }
-
-    /// Byte range `[first, last)` the view touches, relative to the allocation's start.
-    pub(crate) fn byte_range(&self, elem: usize) -> (usize, usize) {
-        let span = span(self.rows, self.cols, self.ld).unwrap_or(0);
-        (self.offset * elem, (self.offset + span) * elem)
-    }
 }
 
 /// A shared view of a row-major device matrix: `rows × cols`, leading dimension `ld`, element
@@ -434,5 +428,68 @@ impl<'a, T: Element> MatrixViewMut<'a, T> {
                 _guard: None,
             },
         }
+    }
+}
+
+/// An untyped view of device memory with a run-time [`DType`](crate::DType): for interop with code
+/// whose element type is only known at run time. Copies between raw matrices check the dtypes.
+#[derive(Debug, Clone, Copy)]
+pub struct RawMatrix<'a> {
+    mem: RawMem<'a>,
+    dtype: crate::DType,
+    geo: Geometry,
+}
+
+impl<'a> RawMatrix<'a> {
+    /// A `rows × cols` view with leading dimension `ld` over `len` elements of `dtype` at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must address `len` elements of `dtype` of live device memory in `stream`'s context,
+    /// valid for `'a`; while a copy writes it, nobody else may read or write it.
+    pub unsafe fn new(
+        ptr: u64,
+        len: usize,
+        dtype: crate::DType,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+        stream: &'a Arc<CudaStream>,
+    ) -> Result<Self> {
+        if ptr % dtype.size_bytes() as u64 != 0 {
+            return Err(Error::Shape(format!(
+                "address {ptr:#x} is not aligned to one {dtype} element"
+            )));
+        }
+        Ok(RawMatrix {
+            mem: RawMem {
+                ptr,
+                ctx: stream.context(),
+            },
+            dtype,
+            geo: Geometry::new(len, rows, cols, ld)?,
+        })
+    }
+
+    /// The `rows × cols` sub-matrix at this view's element (row, col).
+    pub fn sub(&self, row: usize, col: usize, rows: usize, cols: usize) -> Result<RawMatrix<'a>> {
+        Ok(RawMatrix {
+            geo: self.geo.sub(row, col, rows, cols)?,
+            ..*self
+        })
+    }
+
+    pub fn dtype(&self) -> crate::DType {
+        self.dtype
+    }
+    /// Where the view sits in its allocation.
+    pub fn geometry(&self) -> Geometry {
+        self.geo
+    }
+    /// The allocation's address (element (0, 0) is `offset` elements after it).
+    pub fn ptr(&self) -> u64 {
+        self.mem.ptr
+    }
+    pub fn context(&self) -> &Arc<CudaContext> {
+        self.mem.ctx
     }
 }

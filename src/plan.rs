@@ -39,6 +39,9 @@ pub fn copy_mask(base: usize, lanes: usize, logical_size: usize) -> Vec<bool> {
         .collect()
 }
 
+/// The most blocks one launch takes: a 1D grid of one block per tile (`gridDim.x` ≤ 2^31 - 1).
+pub const MAX_BLOCKS: usize = (1 << 31) - 1;
+
 /// What a plan does with the part of the destination outside the source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
@@ -138,6 +141,9 @@ pub struct Plan {
     /// Whether the last row / column of tiles takes the predicated path (interior tiles never do).
     pub predicated_last_row: bool,
     pub predicated_last_col: bool,
+    /// Interior tiles run the unpredicated path (default). `false` predicates every tile: only
+    /// useful to measure what peeling saves.
+    pub peel: bool,
 }
 
 impl Plan {
@@ -191,6 +197,12 @@ impl Plan {
         let config = atom.kernel_config(dtype)?;
         let (tm, tn) = config.tile;
         let tiles = (dst.rows.div_ceil(tm), dst.cols.div_ceil(tn));
+        if tiles.0.checked_mul(tiles.1).is_none_or(|b| b > MAX_BLOCKS) {
+            return Err(Error::LaunchConfig(format!(
+                "{} x {} tiles of {tm} x {tn} exceed the {MAX_BLOCKS} blocks of a 1D grid",
+                tiles.0, tiles.1
+            )));
+        }
         Ok(Plan {
             dtype,
             operation,
@@ -204,6 +216,7 @@ impl Plan {
             tiles,
             predicated_last_row: dst.rows % tm != 0 || src.rows < dst.rows,
             predicated_last_col: dst.cols % tn != 0 || src.cols < dst.cols,
+            peel: true,
         })
     }
 

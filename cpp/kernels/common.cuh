@@ -25,6 +25,7 @@ struct LaunchArgs {
   int dst_rows, dst_cols;  // destination logical shape; larger than the source for a pad
   std::int64_t ld_src, ld_dst;
   cudaStream_t stream;
+  bool peel;               // interior tiles skip predicates (off only to measure what that saves)
 };
 
 // The compile-time configuration of one instantiation, reported to Rust for plans and pictures.

@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) cp_async_copy_kernel(LaunchArgs
   Tensor tBsA = thr_s2g.partition_S(sA);  // (CPY, CPY_M, CPY_N)
   Tensor tBgD = thr_s2g.partition_D(gD);  // (CPY, CPY_M, CPY_N)
 
-  bool const interior = (tm + 1) * Cfg::kTileM <= p.rows && (tn + 1) * Cfg::kTileN <= p.cols;
+  bool const interior = p.peel && (tm + 1) * Cfg::kTileM <= p.rows && (tn + 1) * Cfg::kTileN <= p.cols;
   if (interior) {  // peeled: no predicates at all
     copy(g2s, tAgS, tAsA);
     cp_async_fence();

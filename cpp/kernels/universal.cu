@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) universal_copy_kernel(LaunchArg
   Tensor tAgD = thr_copy.partition_D(gD);   // (CPY, CPY_M, CPY_N)
   Tensor tArA = make_fragment_like(tAgS);   // (CPY, CPY_M, CPY_N) registers
 
-  bool const interior = (tm + 1) * Cfg::kTileM <= p.rows && (tn + 1) * Cfg::kTileN <= p.cols;
+  bool const interior = p.peel && (tm + 1) * Cfg::kTileM <= p.rows && (tn + 1) * Cfg::kTileN <= p.cols;
   if (interior) {  // peeled: no predicates at all
     copy(tiled_copy, tAgS, tArA);
     copy(tiled_copy, tArA, tAgD);

@@ -121,7 +121,6 @@ pub fn run_case<T: Element>(
         (None, true) => cute_copy::pad(&sview, &mut dview, stream)?,
         (Some(a), true) => cute_copy::pad_with(a, &sview, &mut dview, stream)?,
     };
-    drop(whole);
     let after = dst.to_host(stream)?;
     let op = if pad { Operation::Pad } else { Operation::Copy };
     let want = expected_destination(&src_host, sg, &before, dg, op);

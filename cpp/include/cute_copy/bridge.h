@@ -17,6 +17,11 @@ struct SpecInfo;
 void launch_copy(CopyDesc const& desc);
 // The CuTe tutorial TiledCopy: f32, (32,4) threads, 32x32 tiles staged through shared memory.
 void launch_tutorial(CopyDesc const& desc);
+// A baseline that is not CuTe (cpp/baselines.cu): 0 naive, 1 hand-vectorized 16 B, 2
+// cudaMemcpy2DAsync, 3 cudaMemcpyAsync of the same bytes.
+void launch_baseline(CopyDesc const& desc, std::uint32_t which);
+// Mean host nanoseconds per launch_copy(desc) over `iters` back-to-back calls from C++.
+double bare_launch_ns(CopyDesc const& desc, std::uint32_t iters);
 // An empty kernel on the same stream: the launch-overhead floor for benchmarks.
 void launch_empty(std::uint64_t stream);
 // The compiled configuration (thread layout, value layout, tile) behind one menu instantiation.
