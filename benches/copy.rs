@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use cute_copy::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::reference::random_elements;
 use cute_copy::timing::time_launches;
@@ -64,6 +65,32 @@ fn gpu_time(
     Duration::from_secs_f64(ms * 1e-3 * iters as f64)
 }
 
+/// Time `launch` per call from CUDA-graph replays: up to 100 launches captured into one graph, the
+/// graph replayed back to back. This takes the host's launch cost out, leaving the GPU's own time
+/// per launch (what small copies are compared on). None when the launch path cannot be captured.
+fn graph_time(
+    stream: &Arc<CudaStream>,
+    iters: u64,
+    mut launch: impl FnMut() -> cute_copy::Result<()>,
+) -> Option<Duration> {
+    let per_graph = iters.clamp(1, 100);
+    stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .ok()?;
+    let captured = (0..per_graph).try_for_each(|_| launch());
+    let graph = stream
+        .end_capture(CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+    if let Err(e) = &captured {
+        let _ = writeln!(std::io::stderr(), "graph capture failed: {e}");
+    }
+    let graph = graph.ok().flatten().filter(|_| captured.is_ok())?;
+    let replays = iters.div_ceil(per_graph);
+    let ms = time_launches(stream, 1, replays as usize, || Ok(graph.launch()?)).ok()?;
+    Some(Duration::from_secs_f64(
+        ms * 1e-3 / per_graph as f64 * iters as f64,
+    ))
+}
+
 fn bench_shape<T: Element>(c: &mut Criterion, stream: &Arc<CudaStream>, shape: &Shape) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(shape.rows as u64 ^ (shape.cols as u64) << 20);
     let host: Vec<T> = random_elements(shape.rows * shape.ld_src, &mut rng);
@@ -85,6 +112,32 @@ fn bench_shape<T: Element>(c: &mut Criterion, stream: &Arc<CudaStream>, shape: &
             })
         })
     });
+    if plan.blocks() <= 1024 {
+        // Small copies are launch-bound: also time them from graph replays.
+        g.bench_function(BenchmarkId::new("auto_graph", plan.atom.cli_name()), |b| {
+            b.iter_custom(|n| {
+                graph_time(stream, n, || {
+                    cute_copy::launch(&plan, &src.view(), &mut dst.view_mut(), stream)
+                })
+                .unwrap_or(Duration::ZERO)
+            })
+        });
+        if plan.operation == Operation::Copy {
+            g.bench_function(BenchmarkId::new("baseline_graph", "Memcpy2D"), |b| {
+                b.iter_custom(|n| {
+                    graph_time(stream, n, || {
+                        cute_copy::launch_baseline(
+                            Baseline::Memcpy2D,
+                            &src.view(),
+                            &mut dst.view_mut(),
+                            stream,
+                        )
+                    })
+                    .unwrap_or(Duration::ZERO)
+                })
+            });
+        }
+    }
     if plan.predicated_tiles() > 0 {
         let mut unpeeled = plan.clone();
         unpeeled.peel = false;

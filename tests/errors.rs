@@ -167,7 +167,7 @@ fn raw_views_past_their_allocation_overlapping_or_of_other_dtypes_are_refused() 
         Err(Error::Overlap)
     ));
     // SAFETY: as above, viewed as f16 (same width, other dtype).
-    let mut as_f16 = unsafe { RawMatrix::new(ptr, 1024, DType::F16, 8, 64, 64, &stream) }
+    let mut as_f16 = unsafe { RawMatrix::new(ptr, 1024, DType::F16, 16, 64, 64, &stream) }
         .unwrap()
         .sub(8, 0, 8, 64)
         .unwrap();

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Turn criterion's console output (from `.gpu/run bench`) into the BENCHMARKS.md table.
+
+Usage: tools/bench_table.py bench.log
+Prints, per group, each function's GB/s (10^9 bytes/s, converted from criterion's GiB/s median),
+its ratio to the D2D cudaMemcpyAsync limit measured in the same run, and to cudaMemcpy2DAsync of
+the same shape where the group has it. Launch-overhead rows are printed as times.
+"""
+import re
+import sys
+
+UNITS = {"GiB": 2**30, "MiB": 2**20, "KiB": 2**10, "B": 1}
+TIME = {"ns": 1e-3, "µs": 1.0, "us": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def parse(path):
+    rows, name = [], None
+    for line in open(path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        m = re.match(r"^(\S+/\S+)(?:\s+time:\s+\[([^\]]+)\])?", line)
+        if m:
+            name = m.group(1)
+            if m.group(2):
+                rows.append((name, "time", m.group(2)))
+            continue
+        m = re.match(r"^\s+time:\s+\[([^\]]+)\]", line)
+        if m and name:
+            rows.append((name, "time", m.group(1)))
+        m = re.match(r"^\s+thrpt:\s+\[([^\]]+)\]", line)
+        if m and name:
+            rows.append((name, "thrpt", m.group(1)))
+    return rows
+
+
+def median(field, table):
+    parts = field.split()
+    value, unit = float(parts[2]), parts[3]
+    return value * table[unit.split("/")[0]]
+
+
+def main():
+    rows = parse(sys.argv[1])
+    gbps, times = {}, {}
+    for name, kind, field in rows:
+        if kind == "thrpt":
+            gbps[name] = median(field, UNITS) / 1e9
+        else:
+            times[name] = median(field, TIME)
+    limit = next((v for k, v in gbps.items() if k.startswith("limit_d2d")), None)
+    print(f"D2D cudaMemcpyAsync limit (1 GiB each way): {limit:.0f} GB/s\n")
+    print("| group | function | GB/s | x D2D | x memcpy2D | time (µs) |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    groups = {}
+    for name in gbps:
+        g, f = name.split("/", 1)
+        groups.setdefault(g, []).append(f)
+    for g, fs in groups.items():
+        m2d = gbps.get(f"{g}/baseline/Memcpy2D")
+        for f in fs:
+            v = gbps[f"{g}/{f}"]
+            r2d = f"{v / m2d:.2f}" if m2d else ""
+            t = times.get(f"{g}/{f}", 0.0)
+            print(f"| {g} | {f} | {v:.0f} | {v / limit:.3f} | {r2d} | {t:.2f} |")
+    print()
+    for name, t in times.items():
+        if name.startswith("launch/"):
+            print(f"| {name} | {t:.2f} µs |")
+
+
+if __name__ == "__main__":
+    main()
