@@ -1,0 +1,67 @@
+//! Launches captured into a CUDA graph replay correctly.
+//!
+//! cudarc tracks each buffer's uses with events once a context has more than one stream, and
+//! CUDA refuses a wait on such an event inside a capture (CUDA_ERROR_STREAM_CAPTURE_ISOLATION). A
+//! program that captures turns tracking off for the buffers it captures with and orders its
+//! streams itself; this binary does so for its one stream, so it has a test binary of its own.
+
+mod common;
+
+use common::gpu;
+use cute_copy::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cute_copy::reference::{compare, expected_destination, poisoned_destination, random_elements};
+use cute_copy::{DeviceMatrix, Operation};
+use half::bf16;
+use rand::SeedableRng;
+
+#[test]
+fn launches_capture_into_a_cuda_graph_and_replay_correctly() {
+    let Some(stream) = gpu() else { return };
+    // SAFETY: every buffer below is created after this call and used on `stream` alone, so no
+    // cross-stream ordering is needed; no other test shares this binary's context.
+    unsafe { stream.context().disable_event_tracking() };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let (rows, cols) = (513, 1025);
+    let src_host: Vec<bf16> = random_elements(rows * 1032, &mut rng);
+    let src = DeviceMatrix::from_host(&stream, rows, cols, 1032, &src_host).unwrap();
+    let mut mid = DeviceMatrix::<bf16>::zeros(&stream, rows, cols, cols).unwrap();
+    let mut dst = DeviceMatrix::<bf16>::zeros(&stream, rows + 3, cols + 5, cols + 5).unwrap();
+    let before = poisoned_destination(
+        &src_host,
+        src.view().geometry(),
+        dst.view_mut().geometry(),
+        &mut rng,
+    );
+    dst.upload(&stream, &before).unwrap();
+    stream.synchronize().unwrap();
+
+    stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .unwrap();
+    // src -> mid (a copy into a packed buffer) -> dst (a pad): two dependent launches, one graph.
+    let captured = cute_copy::copy(&src.view(), &mut mid.view_mut(), &stream)
+        .and_then(|_| cute_copy::pad(&mid.view(), &mut dst.view_mut(), &stream));
+    let graph = stream
+        .end_capture(CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
+        .unwrap();
+    captured.unwrap();
+    let graph = graph.expect("the capture recorded the launches");
+    assert_eq!(
+        dst.to_host(&stream).unwrap(),
+        before,
+        "capturing must not run anything"
+    );
+    for _ in 0..3 {
+        graph.launch().unwrap();
+    }
+    stream.synchronize().unwrap();
+    let want = expected_destination(
+        &src_host,
+        src.view().geometry(),
+        &before,
+        dst.view_mut().geometry(),
+        Operation::Pad,
+    );
+    let (bad, first) = compare(&want, &dst.to_host(&stream).unwrap());
+    assert_eq!(bad, 0, "first mismatch {first:?}");
+}
