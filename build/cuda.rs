@@ -52,6 +52,10 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
         build
             .cuda(true)
             .cudart("none")
+            // Kernels are always built optimised and without device debug info (cc would add -G,
+            // -O0 in a debug profile: minutes more to compile and much slower kernels).
+            .debug(false)
+            .opt_level(3)
             .files(SOURCES.iter().map(|s| manifest_dir.join(s)))
             .include(manifest_dir.join("cpp/include"))
             .include(manifest_dir.join("cpp"))

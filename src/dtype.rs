@@ -8,17 +8,29 @@ use half::{bf16, f16};
 /// The element types the crate copies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
+    /// 32-bit IEEE float (`f32`).
     F32,
+    /// 64-bit IEEE float (`f64`).
     F64,
+    /// 16-bit IEEE half (`half::f16`).
     F16,
+    /// 16-bit brain float (`half::bf16`).
     BF16,
+    /// `u8`.
     U8,
+    /// `i8`.
     I8,
+    /// `u16`.
     U16,
+    /// `i16`.
     I16,
+    /// `u32`.
     U32,
+    /// `i32`.
     I32,
+    /// `u64`.
     U64,
+    /// `i64`.
     I64,
 }
 

@@ -11,13 +11,23 @@ pub enum Error {
     NoDriver,
     /// The driver loaded but reports no device (or not the requested ordinal).
     #[error("no CUDA device {ordinal} (the driver reports {count})")]
-    NoDevice { ordinal: usize, count: usize },
+    NoDevice {
+        /// The device ordinal asked for.
+        ordinal: usize,
+        /// How many devices the driver reports.
+        count: usize,
+    },
     /// A CUDA driver call failed (through cudarc).
     #[error("CUDA driver: {0}")]
     Driver(#[from] cudarc::driver::DriverError),
     /// A CUDA runtime error from the C++ side, with CUDA's name for it (e.g. `cudaErrorInvalidValue`).
     #[error("{name}: {message}")]
-    Cuda { name: String, message: String },
+    Cuda {
+        /// CUDA's name for the error, e.g. `cudaErrorInvalidValue`.
+        name: String,
+        /// CUDA's description of it.
+        message: String,
+    },
     /// The C++ side refused the request (a second line of checks behind the Rust ones).
     #[error("refused by the C++ side: {0}")]
     Refused(String),
@@ -30,15 +40,21 @@ pub enum Error {
     /// A view reaches past the end of its allocation.
     #[error("view needs {needed} elements from offset {offset} but the allocation holds {len}")]
     OutOfBounds {
+        /// Offset of element (0, 0) in the allocation, in elements.
         offset: usize,
+        /// Elements the view spans from its offset.
         needed: usize,
+        /// Elements in the allocation.
         len: usize,
     },
     /// Source and destination shapes do not fit the operation.
     #[error("shape mismatch: source {src:?}, destination {dst:?} ({what})")]
     ShapeMismatch {
+        /// The source side.
         src: (usize, usize),
+        /// The destination side.
         dst: (usize, usize),
+        /// What was checked.
         what: &'static str,
     },
     /// Source and destination share bytes.
@@ -46,29 +62,46 @@ pub enum Error {
     Overlap,
     /// Source and destination element types differ.
     #[error("dtype mismatch: source {src}, destination {dst}")]
-    DTypeMismatch { src: DType, dst: DType },
+    DTypeMismatch {
+        /// The source side.
+        src: DType,
+        /// The destination side.
+        dst: DType,
+    },
     /// A buffer and the stream belong to different devices or contexts.
     #[error("{what} belongs to device {buffer_device}, the stream to device {stream_device}")]
     WrongContext {
+        /// What was checked.
         what: &'static str,
+        /// Device ordinal of the buffer.
         buffer_device: usize,
+        /// Device ordinal of the stream.
         stream_device: usize,
     },
     /// An explicitly requested atom whose accesses would be misaligned.
     #[error("{atom:?} needs {required}-byte alignment but the {what} is {value} bytes ({value} mod {required} = {remainder})")]
     Misaligned {
+        /// The atom concerned.
         atom: Atom,
+        /// What was checked.
         what: &'static str,
+        /// The offending value, in bytes.
         value: usize,
+        /// The alignment the atom needs, in bytes.
         required: usize,
+        /// `value` modulo `required`.
         remainder: usize,
     },
     /// An atom narrower than one element.
     #[error("{atom:?} moves {atom_bytes} bytes per call, narrower than one {dtype} element ({elem_bytes} bytes)")]
     AtomNarrowerThanElement {
+        /// The atom concerned.
         atom: Atom,
+        /// Bytes the atom moves per call.
         atom_bytes: usize,
+        /// The element type.
         dtype: DType,
+        /// Bytes per element.
         elem_bytes: usize,
     },
     /// A pad asked of an atom that cannot write zeros for masked lanes.
@@ -79,9 +112,13 @@ pub enum Error {
         "{atom:?} needs compute capability {needed}.0 or newer, the device has {major}.{minor}"
     )]
     UnsupportedArch {
+        /// The atom concerned.
         atom: Atom,
+        /// Elements the view spans from its offset.
         needed: u32,
+        /// The device compute capability, major.
         major: u32,
+        /// The device compute capability, minor.
         minor: u32,
     },
     /// A request outside what the chosen kernel supports (e.g. the tutorial's multiples of 32).
@@ -95,7 +132,12 @@ pub enum Error {
     Layout(String),
     /// A thread index outside the thread layout.
     #[error("thread {thread} is out of range: the thread layout has {threads} threads")]
-    ThreadOutOfRange { thread: usize, threads: usize },
+    ThreadOutOfRange {
+        /// The thread index asked for.
+        thread: usize,
+        /// Threads in the thread layout.
+        threads: usize,
+    },
 }
 
 impl Error {

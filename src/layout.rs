@@ -119,18 +119,23 @@ impl TiledCopySpec {
         }
     }
 
+    /// The copy atom.
     pub fn atom(&self) -> Atom {
         self.atom
     }
+    /// The element type.
     pub fn dtype(&self) -> DType {
         self.dtype
     }
+    /// The row-major thread layout `(m, n)`.
     pub fn thr_layout(&self) -> (usize, usize) {
         self.thr
     }
+    /// The row-major value layout `(m, n)`.
     pub fn val_layout(&self) -> (usize, usize) {
         self.val
     }
+    /// The tile the partition covers, in elements.
     pub fn tile(&self) -> (usize, usize) {
         self.tile
     }

@@ -1,3 +1,58 @@
+//! # cute-copy: CuTe TiledCopy data movement for Rust
+//!
+//! cute-copy runs the real CUTLASS/CuTe copy templates (compiled by nvcc at build time, bridged by
+//! cxx) on [cudarc](https://crates.io/crates/cudarc) buffers, and explains each choice in CuTe's
+//! terms. A walk-through:
+//!
+//! 1. **Find a GPU without panicking.** [`stream`] returns [`Error::NoDriver`] or
+//!    [`Error::NoDevice`] where cudarc itself would panic.
+//! 2. **Own device matrices** ([`DeviceMatrix`]: row-major, `rows × cols`, leading dimension `ld`)
+//!    and borrow views of them ([`MatrixView`], [`MatrixViewMut`], sub-matrices with
+//!    [`MatrixView::sub`]); wrap foreign memory with the `unsafe` `from_raw` constructors or a
+//!    run-time-typed [`RawMatrix`].
+//! 3. **Copy or pad** with [`copy`] / [`pad`] (widest legal atom) or [`copy_with`] / [`pad_with`]
+//!    (an atom you name). Launches are stream-ordered; they return the [`Plan`] they ran.
+//! 4. **Inspect before launching:** [`plan`] gives the [`Plan`] — atom, thread and value layouts,
+//!    tile, grid, which tiles are predicated — and `Display` prints the reason for every choice.
+//!    [`launch`] then runs exactly that plan.
+//! 5. **See what CuTe does** on the host, no GPU needed: [`TiledCopySpec`] builds the TiledCopy with
+//!    real CuTe and partitions a tile for any thread ([`TiledCopySpec::thread_coords`]);
+//!   
+//!
+//! ```no_run
+//! # fn main() -> Result<(), cute_copy::Error> {
+//! use cute_copy::DeviceMatrix;
+//! let stream = cute_copy::stream(0)?;
+//! let host = vec![1.0f32; 130 * 136];
+//! let src = DeviceMatrix::from_host(&stream, 130, 130, 136, &host)?;
+//! let mut dst = DeviceMatrix::<f32>::zeros(&stream, 130, 130, 130)?;
+//! let plan = cute_copy::copy(&src.view(), &mut dst.view_mut(), &stream)?;
+//! println!("{plan}"); // row pitch 520 B is 8-byte aligned: Universal64, ...
+//! # Ok(()) }
+//! ```
+//!
+//! ## CuTe concepts and their Rust names
+//!
+//! | CuTe | here |
+//! | --- | --- |
+//! | copy operation + `Copy_Atom<Op, T>` (`UniversalCopy<uint128_t>`, `SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>`, ...) | [`Atom`] (one row of the instantiation menu `cpp/menu.def`; [`Atom::cute_op`] names the CuTe type) |
+//! | element type `T` | [`DType`] / [`Element`]; kernels are instantiated per element *width* (1, 2, 4, 8 bytes) |
+//! | thread layout, value layout, `make_tiled_copy` | [`TiledCopySpec`], [`KernelConfig`] (`thr_layout`, `val_layout`) |
+//! | tiler / `local_tile` tile | [`TiledCopySpec::tiler`], [`KernelConfig::tile`] |
+//! | `get_slice(t).partition_S(..)`, `(CPY, CPY_M, CPY_N)` | [`TiledCopySpec::thread_coords`], [`TiledCopySpec::partition_shape`] |
+//! | `make_identity_tensor` + `elem_less` predicates, `copy_if` | [`copy_mask`]; boundary tiles in [`Plan`] (`predicated_tiles`) |
+//! | ZFILL (`cp.async` src-size 0) | [`Atom::zero_fill`], [`pad`] |
+//!
+//! ## Threads, streams and graphs
+//!
+//! The matrix and view types are `Send` and `Sync` exactly when cudarc's buffers are (they hold a
+//! `CudaSlice` or a reference to one); copies may be issued from several host threads and on several
+//! streams at once (tests/concurrency_gpu.rs). Launches can be captured into a CUDA graph
+//! (tests/graph_gpu.rs), but cudarc's per-buffer event tracking — on once a context has more than one
+//! stream — inserts waits that CUDA refuses inside a capture: capture with tracking off
+//! (`unsafe { ctx.disable_event_tracking() }` before creating the buffers) and order streams yourself.
+#![warn(missing_docs)]
+
 mod atom;
 mod copy;
 mod device;

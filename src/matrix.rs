@@ -108,12 +108,15 @@ impl<T: Element> DeviceMatrix<T> {
         Ok(())
     }
 
+    /// Rows of the view.
     pub fn rows(&self) -> usize {
         self.rows
     }
+    /// Columns of the view.
     pub fn cols(&self) -> usize {
         self.cols
     }
+    /// Leading dimension of the view, in elements.
     pub fn ld(&self) -> usize {
         self.ld
     }
@@ -183,10 +186,15 @@ pub(crate) struct Pinned<'a> {
 /// dimension `ld`, in an allocation of `len` elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {
+    /// Offset of element (0, 0) in the allocation, in elements.
     pub offset: usize,
+    /// Rows of the logical matrix.
     pub rows: usize,
+    /// Columns of the logical matrix.
     pub cols: usize,
+    /// Leading dimension: elements from one row start to the next.
     pub ld: usize,
+    /// Elements in the allocation.
     pub len: usize,
 }
 
@@ -296,12 +304,15 @@ impl<'a, T: Element> MatrixView<'a, T> {
         })
     }
 
+    /// Rows of the view.
     pub fn rows(&self) -> usize {
         self.geo.rows
     }
+    /// Columns of the view.
     pub fn cols(&self) -> usize {
         self.geo.cols
     }
+    /// Leading dimension of the view, in elements.
     pub fn ld(&self) -> usize {
         self.geo.ld
     }
@@ -384,12 +395,15 @@ impl<'a, T: Element> MatrixViewMut<'a, T> {
         Ok(MatrixViewMut { mem, geo })
     }
 
+    /// Rows of the view.
     pub fn rows(&self) -> usize {
         self.geo.rows
     }
+    /// Columns of the view.
     pub fn cols(&self) -> usize {
         self.geo.cols
     }
+    /// Leading dimension of the view, in elements.
     pub fn ld(&self) -> usize {
         self.geo.ld
     }
@@ -478,6 +492,7 @@ impl<'a> RawMatrix<'a> {
         })
     }
 
+    /// The element type.
     pub fn dtype(&self) -> crate::DType {
         self.dtype
     }
@@ -489,6 +504,7 @@ impl<'a> RawMatrix<'a> {
     pub fn ptr(&self) -> u64 {
         self.mem.ptr
     }
+    /// The context the memory belongs to.
     pub fn context(&self) -> &Arc<CudaContext> {
         self.mem.ctx
     }

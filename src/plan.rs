@@ -57,9 +57,13 @@ pub enum Operation {
 /// buffers, the raw address for raw views).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Operand {
+    /// Rows of the logical matrix.
     pub rows: usize,
+    /// Columns of the logical matrix.
     pub cols: usize,
+    /// Leading dimension: elements from one row start to the next.
     pub ld: usize,
+    /// Byte offset of element (0, 0) from a 256-byte-aligned address.
     pub offset_bytes: usize,
 }
 
@@ -123,23 +127,29 @@ impl Side {
 /// reason for each choice.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
+    /// The element type.
     pub dtype: DType,
+    /// Copy or pad.
     pub operation: Operation,
+    /// The source side.
     pub src: Operand,
+    /// The destination side.
     pub dst: Operand,
     /// The atom the copy runs on.
     pub atom: Atom,
     /// Whether the caller named the atom (else the planner chose the widest legal one).
     pub explicit: bool,
-    /// The widest legal access (bits) for each side.
+    /// The widest legal access (bits) for the source.
     pub src_bits: u32,
+    /// The widest legal access (bits) for the destination.
     pub dst_bits: u32,
     /// The compiled configuration of (atom, width).
     pub config: KernelConfig,
     /// Tiles over the destination, (tiles_m, tiles_n); one block per tile.
     pub tiles: (usize, usize),
-    /// Whether the last row / column of tiles takes the predicated path (interior tiles never do).
+    /// Whether the last row of tiles takes the predicated path (interior tiles never do).
     pub predicated_last_row: bool,
+    /// Whether the last column of tiles takes the predicated path.
     pub predicated_last_col: bool,
     /// Interior tiles run the unpredicated path (default). `false` predicates every tile: only
     /// useful to measure what peeling saves.

@@ -65,7 +65,9 @@ pub fn poisoned_destination<T: Element>(
 pub struct Mismatch {
     /// Index in the allocation.
     pub index: usize,
+    /// The reference bits.
     pub expected_bits: u64,
+    /// The bits found.
     pub actual_bits: u64,
 }
 
