@@ -17,7 +17,7 @@
 //!    [`launch`] then runs exactly that plan.
 //! 5. **See what CuTe does** on the host, no GPU needed: [`TiledCopySpec`] builds the TiledCopy with
 //!    real CuTe and partitions a tile for any thread ([`TiledCopySpec::thread_coords`]);
-//!   
+//!    [`svg::tiled_copy_svg`] draws the thread-value map.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), cute_copy::Error> {
@@ -63,6 +63,7 @@ mod layout;
 mod matrix;
 mod plan;
 pub mod reference;
+pub mod svg;
 pub mod timing;
 
 pub use atom::{Atom, Family, KernelConfig, ELEMENT_WIDTHS};

@@ -140,6 +140,52 @@ impl<T: Element> DeviceMatrix<T> {
         }
     }
 
+    /// A view of the same allocation with another shape: element (0, 0) at `offset` elements from
+    /// the allocation's start, `rows × cols`, leading dimension `ld`; checked against the
+    /// allocation. Reaches offsets a [`MatrixView::sub`] cannot (any element offset).
+    pub fn view_at(
+        &self,
+        offset: usize,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+    ) -> Result<MatrixView<'_, T>> {
+        let geo = Geometry {
+            offset,
+            rows,
+            cols,
+            ld,
+            len: self.data.len(),
+        };
+        geo.check_extent()?;
+        Ok(MatrixView {
+            mem: Mem::Slice(&self.data),
+            geo,
+        })
+    }
+
+    /// The mutable form of [`DeviceMatrix::view_at`].
+    pub fn view_at_mut(
+        &mut self,
+        offset: usize,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+    ) -> Result<MatrixViewMut<'_, T>> {
+        let geo = Geometry {
+            offset,
+            rows,
+            cols,
+            ld,
+            len: self.data.len(),
+        };
+        geo.check_extent()?;
+        Ok(MatrixViewMut {
+            mem: MemMut::Slice(&mut self.data),
+            geo,
+        })
+    }
+
     /// The whole matrix as a mutable view.
     pub fn view_mut(&mut self) -> MatrixViewMut<'_, T> {
         let geo = Geometry {
