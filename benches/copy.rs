@@ -12,6 +12,10 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::gpu;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cute_copy::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cute_copy::cudarc::driver::CudaStream;
@@ -39,19 +43,6 @@ const fn copy(name: &'static str, rows: usize, cols: usize, ld_src: usize, ld_ds
         ld_src,
         ld_dst,
         pad_to: None,
-    }
-}
-
-fn gpu() -> Option<Arc<CudaStream>> {
-    match cute_copy::stream(0) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            if std::env::var("CUTE_COPY_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("CUTE_COPY_REQUIRE_GPU=1 but no usable GPU: {e}");
-            }
-            let _ = writeln!(std::io::stderr(), "skipped: no GPU ({e})");
-            None
-        }
     }
 }
 
@@ -228,34 +219,25 @@ fn bench_launch(c: &mut Criterion, stream: &Arc<CudaStream>) {
     let plan = cute_copy::plan(&src.view(), &dst.view_mut(), None).expect("plan");
     // Host time per call, no sync: the Rust path (plan, checks, guards, bridge) against C++ calling
     // the same launch function with a prepared descriptor.
-    g.bench_function("host_rust_copy_call", |b| {
-        b.iter_custom(|n| {
-            let (rust, _) = cute_copy::launch_overhead_ns(
-                &plan,
-                &src.view(),
-                &mut dst.view_mut(),
-                stream,
-                n as u32,
-            )
-            .expect("launch");
-            stream.synchronize().expect("sync");
-            Duration::from_secs_f64(rust * 1e-9 * n as f64)
-        })
-    });
-    g.bench_function("host_cpp_bare_launch", |b| {
-        b.iter_custom(|n| {
-            let (_, bare) = cute_copy::launch_overhead_ns(
-                &plan,
-                &src.view(),
-                &mut dst.view_mut(),
-                stream,
-                n as u32,
-            )
-            .expect("launch");
-            stream.synchronize().expect("sync");
-            Duration::from_secs_f64(bare * 1e-9 * n as f64)
-        })
-    });
+    for (name, rust_side) in [
+        ("host_rust_copy_call", true),
+        ("host_cpp_bare_launch", false),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter_custom(|n| {
+                let (rust, bare) = cute_copy::launch_overhead_ns(
+                    &plan,
+                    &src.view(),
+                    &mut dst.view_mut(),
+                    stream,
+                    n as u32,
+                )
+                .expect("launch");
+                stream.synchronize().expect("sync");
+                Duration::from_secs_f64(if rust_side { rust } else { bare } * 1e-9 * n as f64)
+            })
+        });
+    }
     g.finish();
 }
 

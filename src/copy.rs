@@ -83,6 +83,16 @@ pub fn plan<T: Element>(
 }
 
 /// Copy `src` into `dst` (same shape) on the widest legal atom. Returns the plan it ran.
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// let stream = cute_copy::stream(0)?;
+/// let src = cute_copy::DeviceMatrix::<half::f16>::zeros(&stream, 16383, 16383, 16384)?;
+/// let mut dst = cute_copy::DeviceMatrix::<half::f16>::zeros(&stream, 16383, 16383, 16384)?;
+/// let plan = cute_copy::copy(&src.view(), &mut dst.view_mut(), &stream)?;
+/// assert_eq!(plan.atom, cute_copy::Atom::Universal128);
+/// # Ok(()) }
+/// ```
 pub fn copy<T: Element>(
     src: &MatrixView<'_, T>,
     dst: &mut MatrixViewMut<'_, T>,
@@ -92,6 +102,18 @@ pub fn copy<T: Element>(
 }
 
 /// Copy on an explicitly chosen atom; an atom illegal for these buffers is an error before launch.
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// use cute_copy::{Atom, DeviceMatrix, Error};
+/// let stream = cute_copy::stream(0)?;
+/// let src = DeviceMatrix::<half::f16>::zeros(&stream, 8, 130, 130)?; // row pitch 260 B
+/// let mut dst = DeviceMatrix::<half::f16>::zeros(&stream, 8, 130, 136)?;
+/// let e = cute_copy::copy_with(Atom::Universal128, &src.view(), &mut dst.view_mut(), &stream);
+/// assert!(matches!(e, Err(Error::Misaligned { what: "source row pitch", value: 260, .. })));
+/// cute_copy::copy_with(Atom::CpAsync32, &src.view(), &mut dst.view_mut(), &stream)?;
+/// # Ok(()) }
+/// ```
 pub fn copy_with<T: Element>(
     atom: Atom,
     src: &MatrixView<'_, T>,
@@ -103,6 +125,16 @@ pub fn copy_with<T: Element>(
 
 /// Pad: copy `src` into the top-left of the larger `dst` and write zeros to the rest of `dst`, in
 /// one launch. (A copy into a sub-view of `dst` leaves the rest untouched instead.)
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// let stream = cute_copy::stream(0)?;
+/// let src = cute_copy::DeviceMatrix::<f32>::zeros(&stream, 1000, 1000, 1000)?;
+/// let mut dst = cute_copy::DeviceMatrix::<f32>::zeros(&stream, 1024, 1024, 1024)?;
+/// let plan = cute_copy::pad(&src.view(), &mut dst.view_mut(), &stream)?;
+/// assert_eq!(plan.operation, cute_copy::Operation::Pad);
+/// # Ok(()) }
+/// ```
 pub fn pad<T: Element>(
     src: &MatrixView<'_, T>,
     dst: &mut MatrixViewMut<'_, T>,
@@ -112,6 +144,15 @@ pub fn pad<T: Element>(
 }
 
 /// Pad on an explicitly chosen atom (a Universal* or CpAsyncZfill* atom).
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// let stream = cute_copy::stream(0)?;
+/// let src = cute_copy::DeviceMatrix::<u8>::zeros(&stream, 100, 100, 112)?;
+/// let mut dst = cute_copy::DeviceMatrix::<u8>::zeros(&stream, 128, 128, 128)?;
+/// cute_copy::pad_with(cute_copy::Atom::CpAsyncZfill128, &src.view(), &mut dst.view_mut(), &stream)?;
+/// # Ok(()) }
+/// ```
 pub fn pad_with<T: Element>(
     atom: Atom,
     src: &MatrixView<'_, T>,
@@ -123,6 +164,18 @@ pub fn pad_with<T: Element>(
 
 /// Run a plan made by [`plan`] for these views, as it stands: its atom, and its `peel` setting
 /// (`peel = false` predicates every tile, to measure what the unpredicated interior path saves).
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// let stream = cute_copy::stream(0)?;
+/// let src = cute_copy::DeviceMatrix::<f32>::zeros(&stream, 4095, 4095, 4096)?;
+/// let mut dst = cute_copy::DeviceMatrix::<f32>::zeros(&stream, 4095, 4095, 4096)?;
+/// let mut plan = cute_copy::plan(&src.view(), &dst.view_mut(), None)?;
+/// println!("{plan}");
+/// plan.peel = false;
+/// cute_copy::launch(&plan, &src.view(), &mut dst.view_mut(), &stream)?;
+/// # Ok(()) }
+/// ```
 pub fn launch<T: Element>(
     plan: &Plan,
     src: &MatrixView<'_, T>,

@@ -30,6 +30,17 @@ fn check_ld(cols: usize, ld: usize) -> Result<()> {
 
 /// A row-major matrix in device memory: `rows × cols` elements, row `r` starting at `r * ld`.
 /// Owns its cudarc buffer (`rows * ld` elements), which holds the stream it was allocated on.
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// let stream = cute_copy::stream(0)?;
+/// let host: Vec<f32> = (0..4 * 6).map(|i| i as f32).collect();
+/// let m = cute_copy::DeviceMatrix::from_host(&stream, 4, 5, 6, &host)?; // 4x5, ld 6
+/// let inner = m.view().sub(1, 1, 2, 3)?; // rows 1..3, cols 1..4
+/// assert_eq!(inner.geometry().offset, 7);
+/// assert_eq!(m.to_host(&stream)?, host);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct DeviceMatrix<T: Element> {
     data: CudaSlice<T>,
