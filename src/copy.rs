@@ -293,8 +293,9 @@ pub fn launch_baseline<T: Element>(
     enqueue_typed(&plan, src, dst, stream, Kernel::Baseline(which as u32))
 }
 
-/// An untyped view of device memory with a run-time dtype, for interop with code whose element
-/// type is only known at run time (a framework's tensor, say).
+/// [`copy`] between run-time-typed views ([`RawMatrix`]), for interop with code whose element type
+/// is only known at run time (a framework's tensor, say). Different dtypes on the two sides are
+/// [`Error::DTypeMismatch`]; `atom` as in [`copy_with`], `None` for the widest legal one.
 pub fn copy_raw(
     src: &RawMatrix<'_>,
     dst: &mut RawMatrix<'_>,
