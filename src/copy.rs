@@ -339,13 +339,15 @@ fn run_raw(
         ctx: dst.context(),
     };
     let plan = make_plan(src.dtype(), &s, &d, atom, want)?;
+    if plan.blocks() == 0 {
+        return Ok(plan);
+    }
+    check_contexts(&s, &d, stream)?;
     let e = src.dtype().size_bytes() as u64;
     with_desc(
         &plan,
-        &s,
-        src.ptr() + s.geo.offset as u64 * e,
-        &d,
-        dst.ptr() + d.geo.offset as u64 * e,
+        (s.geo, src.ptr() + s.geo.offset as u64 * e),
+        (d.geo, dst.ptr() + d.geo.offset as u64 * e),
         stream,
         |desc| ffi::launch(desc, Kernel::Menu),
     )?;
@@ -378,17 +380,7 @@ fn pinned<T: Element>(
     let (sg, dg) = (src.geometry(), dst.geometry());
     let src_pin = src.pin(stream);
     let dst_pin = dst.pin(stream);
-    let s = Side {
-        geo: sg,
-        alloc_base: 0,
-        ctx: stream.context(),
-    };
-    let d = Side {
-        geo: dg,
-        alloc_base: 0,
-        ctx: stream.context(),
-    };
-    with_desc(plan, &s, src_pin.addr, &d, dst_pin.addr, stream, f)
+    with_desc(plan, (sg, src_pin.addr), (dg, dst_pin.addr), stream, f)
 }
 
 fn check_contexts(src: &Side, dst: &Side, stream: &Arc<CudaStream>) -> Result<()> {
@@ -405,21 +397,16 @@ fn check_contexts(src: &Side, dst: &Side, stream: &Arc<CudaStream>) -> Result<()
     Ok(())
 }
 
-/// Check contexts and overlap on the real addresses of element (0, 0), build the descriptor, and
-/// hand it to `f` with the stream's context bound to this thread.
+/// For a non-empty plan whose buffers are in the stream's context (checked by the caller): check
+/// the device for the atom and overlap on the real addresses of element (0, 0), build the
+/// descriptor, and hand it to `f` with the stream's context bound to this thread.
 fn with_desc(
     plan: &Plan,
-    s: &Side,
-    src_addr: u64,
-    d: &Side,
-    dst_addr: u64,
+    (sg, src_addr): (Geometry, u64),
+    (dg, dst_addr): (Geometry, u64),
     stream: &Arc<CudaStream>,
     f: impl FnOnce(&CopyDesc) -> Result<()>,
 ) -> Result<()> {
-    if plan.blocks() == 0 {
-        return Ok(());
-    }
-    check_contexts(s, d, stream)?;
     let needed = plan.atom.min_compute_capability();
     if needed > 7 {
         let (major, minor) = stream.context().compute_capability()?;
@@ -434,7 +421,7 @@ fn with_desc(
     }
     let e = plan.dtype.size_bytes() as u64;
     let span = |g: &Geometry| crate::matrix::span(g.rows, g.cols, g.ld).map(|n| n as u64 * e);
-    let (s_len, d_len) = (span(&s.geo)?, span(&d.geo)?);
+    let (s_len, d_len) = (span(&sg)?, span(&dg)?);
     if src_addr < dst_addr + d_len && dst_addr < src_addr + s_len {
         return Err(Error::Overlap);
     }
@@ -444,12 +431,12 @@ fn with_desc(
         elem_bytes: e as u32,
         src: src_addr,
         dst: dst_addr,
-        rows: s.geo.rows as u64,
-        cols: s.geo.cols as u64,
-        dst_rows: d.geo.rows as u64,
-        dst_cols: d.geo.cols as u64,
-        ld_src: s.geo.ld as u64,
-        ld_dst: d.geo.ld as u64,
+        rows: sg.rows as u64,
+        cols: sg.cols as u64,
+        dst_rows: dg.rows as u64,
+        dst_cols: dg.cols as u64,
+        ld_src: sg.ld as u64,
+        ld_dst: dg.ld as u64,
         stream: stream.cu_stream() as u64,
         flags: if plan.peel { 0 } else { ffi::FLAG_NO_PEEL },
     };
