@@ -3,58 +3,10 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use common::{check, gpu, Case};
-use cute_copy::reference::{compare, expected_destination, poisoned_destination, random_elements};
-use cute_copy::{DeviceMatrix, Operation};
+use common::{check, gpu, Case, Fixture};
+use cute_copy::Operation;
 use half::f16;
 use rand::SeedableRng;
-
-struct Job {
-    src_host: Vec<f16>,
-    src: DeviceMatrix<f16>,
-    dst: DeviceMatrix<f16>,
-    before: Vec<f16>,
-}
-
-fn job(
-    stream: &Arc<cute_copy::cudarc::driver::CudaStream>,
-    rows: usize,
-    cols: usize,
-    seed: u64,
-) -> Job {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let src_host: Vec<f16> = random_elements(rows * (cols + 3), &mut rng);
-    let src = DeviceMatrix::from_host(stream, rows, cols, cols + 3, &src_host).unwrap();
-    let mut dst = DeviceMatrix::<f16>::zeros(stream, rows, cols, cols).unwrap();
-    let before = poisoned_destination(
-        &src_host,
-        src.view().geometry(),
-        dst.view_mut().geometry(),
-        &mut rng,
-    );
-    dst.upload(stream, &before).unwrap();
-    Job {
-        src_host,
-        src,
-        dst,
-        before,
-    }
-}
-
-fn verify(stream: &Arc<cute_copy::cudarc::driver::CudaStream>, j: &mut Job) {
-    let after = j.dst.to_host(stream).unwrap();
-    let want = expected_destination(
-        &j.src_host,
-        j.src.view().geometry(),
-        &j.before,
-        j.dst.view_mut().geometry(),
-        Operation::Copy,
-    );
-    let (bad, first) = compare(&want, &after);
-    assert_eq!(bad, 0, "first mismatch {first:?}");
-}
 
 #[test]
 fn copies_on_several_streams_at_once_are_each_correct() {
@@ -62,10 +14,14 @@ fn copies_on_several_streams_at_once_are_each_correct() {
     let streams: Vec<_> = (0..4)
         .map(|_| stream.context().new_stream().unwrap())
         .collect();
-    let mut jobs: Vec<Job> = streams
+    let mut jobs: Vec<Fixture<f16>> = streams
         .iter()
         .enumerate()
-        .map(|(i, s)| job(s, 1000 + 17 * i, 777 + i, i as u64))
+        .map(|(i, s)| {
+            let (rows, cols) = (1000 + 17 * i, 777 + i);
+            let mut rng = rand::rngs::StdRng::seed_from_u64(i as u64);
+            Fixture::new(s, (rows, cols, cols + 3), (rows, cols, cols), &mut rng)
+        })
         .collect();
     for s in &streams {
         s.synchronize().unwrap();
@@ -77,7 +33,8 @@ fn copies_on_several_streams_at_once_are_each_correct() {
         }
     }
     for (j, s) in jobs.iter_mut().zip(&streams) {
-        verify(s, j);
+        let (bad, first) = j.mismatches(s, Operation::Copy);
+        assert_eq!(bad, 0, "first mismatch {first:?}");
     }
 }
 

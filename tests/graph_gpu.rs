@@ -7,9 +7,9 @@
 
 mod common;
 
-use common::gpu;
+use common::{gpu, Fixture};
 use cute_copy::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cute_copy::reference::{compare, expected_destination, poisoned_destination, random_elements};
+use cute_copy::reference::compare;
 use cute_copy::{DeviceMatrix, Operation};
 use half::bf16;
 use rand::SeedableRng;
@@ -22,43 +22,32 @@ fn launches_capture_into_a_cuda_graph_and_replay_correctly() {
     unsafe { stream.context().disable_event_tracking() };
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     let (rows, cols) = (513, 1025);
-    let src_host: Vec<bf16> = random_elements(rows * 1032, &mut rng);
-    let src = DeviceMatrix::from_host(&stream, rows, cols, 1032, &src_host).unwrap();
-    let mut mid = DeviceMatrix::<bf16>::zeros(&stream, rows, cols, cols).unwrap();
-    let mut dst = DeviceMatrix::<bf16>::zeros(&stream, rows + 3, cols + 5, cols + 5).unwrap();
-    let before = poisoned_destination(
-        &src_host,
-        src.view().geometry(),
-        dst.view_mut().geometry(),
+    let mut f = Fixture::<bf16>::new(
+        &stream,
+        (rows, cols, 1032),
+        (rows + 3, cols + 5, cols + 5),
         &mut rng,
     );
-    dst.upload(&stream, &before).unwrap();
+    let mut mid = DeviceMatrix::<bf16>::zeros(&stream, rows, cols, cols).unwrap();
     stream.synchronize().unwrap();
 
     stream
         .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
         .unwrap();
     // src -> mid (a copy into a packed buffer) -> dst (a pad): two dependent launches, one graph.
-    let captured = cute_copy::copy(&src.view(), &mut mid.view_mut(), &stream)
-        .and_then(|_| cute_copy::pad(&mid.view(), &mut dst.view_mut(), &stream));
+    let captured = cute_copy::copy(&f.src.view(), &mut mid.view_mut(), &stream)
+        .and_then(|_| cute_copy::pad(&mid.view(), &mut f.dst.view_mut(), &stream));
     let graph = stream
         .end_capture(CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
         .unwrap();
     captured.unwrap();
     let graph = graph.expect("the capture recorded the launches");
-    let (changed, _) = compare(&before, &dst.to_host(&stream).unwrap());
+    let (changed, _) = compare(&f.before, &f.dst.to_host(&stream).unwrap());
     assert_eq!(changed, 0, "capturing must not run anything");
     for _ in 0..3 {
         graph.launch().unwrap();
     }
     stream.synchronize().unwrap();
-    let want = expected_destination(
-        &src_host,
-        src.view().geometry(),
-        &before,
-        dst.view_mut().geometry(),
-        Operation::Pad,
-    );
-    let (bad, first) = compare(&want, &dst.to_host(&stream).unwrap());
+    let (bad, first) = f.mismatches(&stream, Operation::Pad);
     assert_eq!(bad, 0, "first mismatch {first:?}");
 }

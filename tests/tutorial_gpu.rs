@@ -2,34 +2,21 @@
 
 mod common;
 
-use common::{gpu, Case};
-use cute_copy::reference::{compare, expected_destination, poisoned_destination, random_elements};
+use common::{gpu, Case, Fixture};
 use cute_copy::{DeviceMatrix, Error, Operation};
 use rand::SeedableRng;
 
 fn tutorial_case(rows: usize, cols: usize, ld_src: usize, ld_dst: usize) {
     let Some(stream) = gpu() else { return };
     let mut rng = rand::rngs::StdRng::seed_from_u64((rows * 31 + cols) as u64);
-    let src_host: Vec<f32> = random_elements(rows * ld_src, &mut rng);
-    let src = DeviceMatrix::from_host(&stream, rows, cols, ld_src, &src_host).unwrap();
-    let mut dst = DeviceMatrix::<f32>::zeros(&stream, rows, cols, ld_dst).unwrap();
-    let before = poisoned_destination(
-        &src_host,
-        src.view().geometry(),
-        dst.view_mut().geometry(),
+    let mut f = Fixture::<f32>::new(
+        &stream,
+        (rows, cols, ld_src),
+        (rows, cols, ld_dst),
         &mut rng,
     );
-    dst.upload(&stream, &before).unwrap();
-    cute_copy::tutorial_copy(&src.view(), &mut dst.view_mut(), &stream).unwrap();
-    let after = dst.to_host(&stream).unwrap();
-    let want = expected_destination(
-        &src_host,
-        src.view().geometry(),
-        &before,
-        dst.view_mut().geometry(),
-        Operation::Copy,
-    );
-    let (bad, first) = compare(&want, &after);
+    cute_copy::tutorial_copy(&f.src.view(), &mut f.dst.view_mut(), &stream).unwrap();
+    let (bad, first) = f.mismatches(&stream, Operation::Copy);
     assert_eq!(
         bad, 0,
         "{rows}x{cols} ld {ld_src}/{ld_dst}: first mismatch {first:?}"

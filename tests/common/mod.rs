@@ -146,3 +146,56 @@ pub fn check<T: Element>(stream: &Arc<CudaStream>, case: Case, rng: &mut impl Rn
     );
     r.plan
 }
+
+/// A random source matrix and a poisoned destination matrix (whole views, no offsets), with the
+/// host copies a check needs. For tests that drive the copy calls themselves.
+pub struct Fixture<T: Element> {
+    pub src_host: Vec<T>,
+    pub src: DeviceMatrix<T>,
+    pub dst: DeviceMatrix<T>,
+    pub before: Vec<T>,
+}
+
+impl<T: Element> Fixture<T> {
+    /// Source `rows x cols` with leading dimension `ld_src`; destination `dst_shape` with `ld_dst`.
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        (rows, cols, ld_src): (usize, usize, usize),
+        (dst_rows, dst_cols, ld_dst): (usize, usize, usize),
+        rng: &mut impl Rng,
+    ) -> Self {
+        let src_host: Vec<T> = random_elements(rows * ld_src, rng);
+        let src = DeviceMatrix::from_host(stream, rows, cols, ld_src, &src_host).unwrap();
+        let mut dst = DeviceMatrix::<T>::zeros(stream, dst_rows, dst_cols, ld_dst).unwrap();
+        let before = poisoned_destination(
+            &src_host,
+            src.view().geometry(),
+            dst.view_mut().geometry(),
+            rng,
+        );
+        dst.upload(stream, &before).unwrap();
+        Fixture {
+            src_host,
+            src,
+            dst,
+            before,
+        }
+    }
+
+    /// Elements of the destination allocation that differ from the reference for `op`, and the first.
+    pub fn mismatches(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        op: Operation,
+    ) -> (usize, Option<cute_copy::reference::Mismatch>) {
+        let after = self.dst.to_host(stream).unwrap();
+        let want = expected_destination(
+            &self.src_host,
+            self.src.view().geometry(),
+            &self.before,
+            self.dst.view_mut().geometry(),
+            op,
+        );
+        compare(&want, &after)
+    }
+}
