@@ -21,7 +21,7 @@ use cute_copy::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMo
 use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::reference::random_elements;
 use cute_copy::timing::time_launches;
-use cute_copy::{Atom, Baseline, DeviceMatrix, Element, Operation};
+use cute_copy::{Atom, Baseline, Batch, DeviceMatrix, Element, IndexStatus, Operation, Region};
 use half::{bf16, f16};
 use rand::SeedableRng;
 
@@ -33,6 +33,9 @@ struct Shape {
     ld_dst: usize,
     /// Destination shape for a pad (None: a copy).
     pad_to: Option<(usize, usize)>,
+    /// Element (row, col) of the source and destination views in their allocations.
+    src_at: (usize, usize),
+    dst_at: (usize, usize),
 }
 
 const fn copy(name: &'static str, rows: usize, cols: usize, ld_src: usize, ld_dst: usize) -> Shape {
@@ -43,6 +46,20 @@ const fn copy(name: &'static str, rows: usize, cols: usize, ld_src: usize, ld_ds
         ld_src,
         ld_dst,
         pad_to: None,
+        src_at: (0, 0),
+        dst_at: (0, 0),
+    }
+}
+
+impl Shape {
+    const fn at(mut self, src_at: (usize, usize), dst_at: (usize, usize)) -> Self {
+        self.src_at = src_at;
+        self.dst_at = dst_at;
+        self
+    }
+    const fn pad(mut self, rows: usize, cols: usize) -> Self {
+        self.pad_to = Some((rows, cols));
+        self
     }
 }
 
@@ -241,6 +258,323 @@ fn bench_launch(c: &mut Criterion, stream: &Arc<CudaStream>) {
     g.finish();
 }
 
+/// One "Alignment" group: the automatic plan, the element-width plan the engine ran before the
+/// realign family (the widest Universal atom legal on both sides), and a D2D cudaMemcpyAsync of
+/// the same bytes in the same process: the anchor the targets are stated against.
+fn bench_alignment<T: Element>(c: &mut Criterion, stream: &Arc<CudaStream>, shape: &Shape) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(shape.rows as u64 ^ (shape.cols as u64) << 20);
+    let src_rows = shape.src_at.0 + shape.rows;
+    let (drows, dcols) = shape.pad_to.unwrap_or((shape.rows, shape.cols));
+    let dst_rows = shape.dst_at.0 + drows;
+    let host: Vec<T> = random_elements(src_rows * shape.ld_src, &mut rng);
+    let src = DeviceMatrix::from_host(stream, src_rows, shape.ld_src, shape.ld_src, &host)
+        .expect("upload");
+    drop(host);
+    let mut dst =
+        DeviceMatrix::<T>::zeros(stream, dst_rows, shape.ld_dst, shape.ld_dst).expect("alloc");
+    let sview = src
+        .view()
+        .sub(shape.src_at.0, shape.src_at.1, shape.rows, shape.cols)
+        .expect("src view");
+    let mut dview = dst
+        .view_at_mut(
+            shape.dst_at.0 * shape.ld_dst + shape.dst_at.1,
+            drows,
+            dcols,
+            shape.ld_dst,
+        )
+        .expect("dst view");
+    let plan = cute_copy::plan(&sview, &dview, None).expect("plan");
+    let bytes = plan.bytes_moved() as u64;
+    let narrow = Atom::universal_for((plan.src_bits.min(plan.dst_bits) / 8) as usize, T::DTYPE)
+        .expect("atom");
+    let old = cute_copy::plan(&sview, &dview, Some(narrow)).expect("element-width plan");
+    // The anchor: one contiguous D2D memcpy of the same bytes (half read, half written).
+    let n = (bytes / 2) as usize;
+    let a = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
+    let mut b = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
+
+    let mut g = c.benchmark_group(format!("align_{}_{}", shape.name, T::DTYPE));
+    g.throughput(Throughput::Bytes(bytes));
+    g.bench_function(BenchmarkId::new("auto", plan.atom.cli_name()), |bch| {
+        bch.iter_custom(|k| {
+            gpu_time(stream, k, || {
+                cute_copy::launch(&plan, &sview, &mut dview, stream)
+            })
+        })
+    });
+    if old.atom != plan.atom {
+        g.bench_function(
+            BenchmarkId::new("element_width", old.atom.cli_name()),
+            |bch| {
+                bch.iter_custom(|k| {
+                    gpu_time(stream, k, || {
+                        cute_copy::launch(&old, &sview, &mut dview, stream)
+                    })
+                })
+            },
+        );
+    }
+    g.bench_function(BenchmarkId::new("d2d_same_bytes", "Memcpy"), |bch| {
+        bch.iter_custom(|k| {
+            gpu_time(stream, k, || {
+                cute_copy::launch_baseline(Baseline::Memcpy, &a.view(), &mut b.view_mut(), stream)
+            })
+        })
+    });
+    g.finish();
+}
+
+fn alignment_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
+    let s = &stream;
+    bench_alignment::<u8>(
+        c,
+        s,
+        &copy("8191x8191_at1_1_ld8192_to_ld8192", 8191, 8191, 8192, 8192).at((1, 1), (0, 0)),
+    );
+    bench_alignment::<u8>(
+        c,
+        s,
+        &copy(
+            "2000x7001_at5_3_ld11520_to_0_1_ld7168",
+            2000,
+            7001,
+            11520,
+            7168,
+        )
+        .at((5, 3), (0, 1)),
+    );
+    bench_alignment::<u8>(
+        c,
+        s,
+        &copy(
+            "47999x45999_at1_1_ld46000_to_0_1",
+            47999,
+            45999,
+            46000,
+            46000,
+        )
+        .at((1, 1), (0, 1)),
+    );
+    bench_alignment::<u16>(
+        c,
+        s,
+        &copy("12000x12001_contiguous", 12000, 12001, 12001, 12001),
+    );
+    bench_alignment::<u32>(
+        c,
+        s,
+        &copy("8191x8191_ld8193_to_packed", 8191, 8191, 8193, 8191),
+    );
+    bench_alignment::<i64>(
+        c,
+        s,
+        &copy(
+            "3000x2999_at1_1_ld3001_to_0_1_ld3000",
+            3000,
+            2999,
+            3001,
+            3000,
+        )
+        .at((1, 1), (0, 1)),
+    );
+    bench_alignment::<f16>(
+        c,
+        s,
+        &copy("16384x16380_ld16388_to_packed", 16384, 16380, 16388, 16380),
+    );
+    bench_alignment::<u8>(c, s, &copy("8192x8192_dense", 8192, 8192, 8192, 8192));
+    bench_alignment::<f16>(
+        c,
+        s,
+        &copy("16383x16383_ld16383_to_ld16384", 16383, 16383, 16383, 16384),
+    );
+    bench_alignment::<bf16>(
+        c,
+        s,
+        &copy(
+            "pad_16384x16380_ld16388_to_16384",
+            16384,
+            16380,
+            16388,
+            16384,
+        )
+        .pad(16384, 16384),
+    );
+    bench_alignment::<f32>(c, s, &copy("4096x4096_dense", 4096, 4096, 4096, 4096));
+    bench_alignment::<bf16>(c, s, &copy("4096x4096_dense", 4096, 4096, 4096, 4096));
+    bench_alignment::<f16>(c, s, &copy("16384x16384_dense", 16384, 16384, 16384, 16384));
+    bench_alignment::<f16>(
+        c,
+        s,
+        &copy("16383x16383_ld16384", 16383, 16383, 16384, 16384),
+    );
+}
+
+/// "Batches": many copies in one launch, against one cudaMemcpyAsync per piece and D2D of the
+/// same bytes.
+fn batch_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(77);
+    // Paged KV-cache style: a pool of 4096 blocks of 16 x 128 f16 (4 KiB), gather 300 of them.
+    let (pool, block_rows, cols) = (4096usize, 16usize, 128usize);
+    let host: Vec<f16> = random_elements(pool * block_rows * cols, &mut rng);
+    let src =
+        DeviceMatrix::from_host(stream, pool * block_rows, cols, cols, &host).expect("upload");
+    let mut dst = DeviceMatrix::<f16>::zeros(stream, 300 * block_rows, cols, cols).expect("alloc");
+    let pairs: Vec<i32> = (0..300)
+        .flat_map(|k| [((k * 13 + 7) % pool) as i32, k as i32])
+        .collect();
+    let pairs_dev = stream.clone_htod(&pairs).expect("upload");
+    let mut status = IndexStatus::new(stream).expect("status");
+    let bytes = 2 * 300 * block_rows * cols * 2;
+    let mut g = c.benchmark_group("batch_gather_300x4KiB_f16");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    let mut run = |st: &mut IndexStatus| {
+        cute_copy::copy_blocks(
+            &src.view(),
+            &mut dst.view_mut(),
+            block_rows,
+            &pairs_dev,
+            st,
+            stream,
+        )
+        .map(drop)
+    };
+    g.bench_function("copy_blocks", |b| {
+        b.iter_custom(|k| gpu_time(stream, k, || run(&mut status)))
+    });
+    g.bench_function("copy_blocks_graph", |b| {
+        b.iter_custom(|k| graph_time(stream, k, || run(&mut status)).unwrap_or(Duration::ZERO))
+    });
+    g.bench_function("memcpy_per_block", |b| {
+        b.iter_custom(|k| {
+            gpu_time(stream, k, || {
+                for p in pairs.chunks(2) {
+                    let s = src
+                        .view()
+                        .sub(p[0] as usize * block_rows, 0, block_rows, cols)?;
+                    let mut whole = dst.view_mut();
+                    let mut d = whole.sub_mut(p[1] as usize * block_rows, 0, block_rows, cols)?;
+                    cute_copy::launch_baseline(Baseline::Memcpy2D, &s, &mut d, stream)?;
+                }
+                Ok(())
+            })
+        })
+    });
+    g.finish();
+    status.check(stream).expect("indices in range");
+
+    // 4096 blocks of 64 KiB (16 x 2048 f16), a permutation of a 4096-block pool.
+    let (pool, block_rows, cols) = (4096usize, 16usize, 2048usize);
+    let host: Vec<f16> = random_elements(pool * block_rows * cols, &mut rng);
+    let src =
+        DeviceMatrix::from_host(stream, pool * block_rows, cols, cols, &host).expect("upload");
+    let mut dst = DeviceMatrix::<f16>::zeros(stream, pool * block_rows, cols, cols).expect("alloc");
+    let pairs: Vec<i32> = (0..pool)
+        .flat_map(|k| [((k * 2654435761) % pool) as i32, k as i32])
+        .collect();
+    let pairs_dev = stream.clone_htod(&pairs).expect("upload");
+    let bytes = 2 * pool * block_rows * cols * 2;
+    let n = bytes / 2;
+    let a = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
+    let mut b2 = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
+    let mut g = c.benchmark_group("batch_blocks_4096x64KiB_f16");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.bench_function("copy_blocks", |b| {
+        b.iter_custom(|k| {
+            gpu_time(stream, k, || {
+                cute_copy::copy_blocks(
+                    &src.view(),
+                    &mut dst.view_mut(),
+                    block_rows,
+                    &pairs_dev,
+                    &mut status,
+                    stream,
+                )
+                .map(drop)
+            })
+        })
+    });
+    g.bench_function("d2d_same_bytes", |b| {
+        b.iter_custom(|k| {
+            gpu_time(stream, k, || {
+                cute_copy::launch_baseline(Baseline::Memcpy, &a.view(), &mut b2.view_mut(), stream)
+            })
+        })
+    });
+    g.finish();
+    drop((src, dst, a, b2));
+
+    // 10 000 random small 2D copies (1-64 rows x 1-512 cols, random offsets) in one batch.
+    let (sld, dld, srows) = (4096usize, 4096usize, 8192usize);
+    let host: Vec<f16> = random_elements(srows * sld, &mut rng);
+    let src = DeviceMatrix::from_host(stream, srows, sld, sld, &host).expect("upload");
+    let mut batch = Batch::<f16>::new();
+    let (mut row, mut col, mut band) = (0usize, 0usize, 0usize);
+    let mut pieces = Vec::new();
+    use rand::Rng;
+    for _ in 0..10_000 {
+        let (r, cc) = (rng.random_range(1..=64), rng.random_range(1..=512));
+        if col + cc + 8 > dld {
+            row += band;
+            col = 0;
+            band = 0;
+        }
+        let s = Region::at(
+            rng.random_range(0..srows - r),
+            rng.random_range(0..sld - cc),
+            r,
+            cc,
+            sld,
+        );
+        let d = Region::at(row, col + rng.random_range(0..8), r, cc, dld);
+        col += cc + 8;
+        band = band.max(r);
+        batch.push(s, d).expect("push");
+        pieces.push((s, d));
+    }
+    let drows = row + band + 1;
+    let mut dst = DeviceMatrix::<f16>::zeros(stream, drows, dld, dld).expect("alloc");
+    let plan = batch.plan();
+    let bytes = plan.bytes;
+    let n = (bytes / 2) as usize;
+    let a = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
+    let mut b2 = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
+    batch.upload(stream).expect("upload");
+    let mut g = c.benchmark_group("batch_10000_random_small_f16");
+    g.throughput(Throughput::Bytes(bytes));
+    g.bench_function("batch", |b| {
+        b.iter_custom(|k| {
+            gpu_time(stream, k, || {
+                batch
+                    .launch(&src.view(), &mut dst.view_mut(), stream)
+                    .map(drop)
+            })
+        })
+    });
+    g.bench_function("memcpy2d_per_piece", |b| {
+        b.iter_custom(|k| {
+            gpu_time(stream, k.min(3), || {
+                for (s, d) in &pieces {
+                    let sv = src.view_at(s.offset, s.rows, s.cols, s.ld)?;
+                    let mut dv = dst.view_at_mut(d.offset, d.rows, d.cols, d.ld)?;
+                    cute_copy::launch_baseline(Baseline::Memcpy2D, &sv, &mut dv, stream)?;
+                }
+                Ok(())
+            })
+            .mul_f64(k as f64 / k.min(3) as f64)
+        })
+    });
+    g.bench_function("d2d_same_bytes", |b| {
+        b.iter_custom(|k| {
+            gpu_time(stream, k, || {
+                cute_copy::launch_baseline(Baseline::Memcpy, &a.view(), &mut b2.view_mut(), stream)
+            })
+        })
+    });
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
     let Some(stream) = gpu() else { return };
     // SAFETY: the benchmarks use this one stream for every buffer, created after this call, so
@@ -249,19 +583,14 @@ fn benches(c: &mut Criterion) {
     unsafe { stream.context().disable_event_tracking() };
     bench_limit(c, &stream);
     bench_launch(c, &stream);
+    alignment_benches(c, &stream);
+    batch_benches(c, &stream);
     let big = [
         copy("16384x16384_dense", 16384, 16384, 16384, 16384),
         copy("16383x16383_ld16384", 16383, 16383, 16384, 16384),
         copy("16384x16380_ld16388_to_packed", 16384, 16380, 16388, 16380),
         copy("8192x130_ld136_to_130", 8192, 130, 136, 130),
-        Shape {
-            name: "pad_16383_to_16384",
-            rows: 16383,
-            cols: 16383,
-            ld_src: 16384,
-            ld_dst: 16384,
-            pad_to: Some((16384, 16384)),
-        },
+        copy("pad_16383_to_16384", 16383, 16383, 16384, 16384).pad(16384, 16384),
         copy("130x130", 130, 130, 130, 130),
         copy("32x32", 32, 32, 32, 32),
     ];

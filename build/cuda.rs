@@ -1,14 +1,16 @@
 //! The nvcc half of the build: kernels, dispatch and host-side CuTe, compiled into one static
-//! library by cc in CUDA mode. CuTe makes these translation units slow (minutes on 2 cores), so the
-//! library is rebuilt only when what goes into it changes: the files under `cpp/`, the header cxx
-//! generates for the shared structs, the flags and the compiler. A Rust-only edit (src/ffi.rs
-//! included, as long as the shared structs stay the same) reuses it.
+//! library by cc in CUDA mode. CuTe makes these translation units slow (a minute or more each on 2
+//! cores), so each object is cached by a hash of what goes into it: the source file itself, every
+//! shared header under `cpp/` (and `cpp/menu.def`), the header cxx generates for the shared structs,
+//! the flags and the compiler. A Rust-only edit (src/ffi.rs included, as long as the shared structs
+//! stay the same) recompiles nothing; an edit to one kernel file recompiles that file alone.
 
 use std::path::{Path, PathBuf};
 
 use crate::toolchain::Toolchain;
 
 const SOURCES: &[&str] = &[
+    "cpp/kernels/realign.cu",
     "cpp/dispatch.cu",
     "cpp/kernels/universal.cu",
     "cpp/kernels/cp_async.cu",
@@ -29,25 +31,52 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
     ];
     flags.extend(Toolchain::gencode_flags());
 
-    let mut inputs = vec![tc.nvcc.display().to_string(), flags.join(" ")];
+    // What an object depends on besides its own source: compiler, flags, and the headers it can
+    // include. Kernel files (cpp/kernels/) see only cpp/kernels/*.cuh, the menu and the shared
+    // structs, so a bridge edit does not recompile them; the other sources see all of cpp/.
+    let sources: Vec<PathBuf> = SOURCES.iter().map(|s| manifest_dir.join(s)).collect();
+    let kernels_dir = manifest_dir.join("cpp/kernels");
     let mut files = Vec::new();
     list_files(&manifest_dir.join("cpp"), &mut files);
+    files.retain(|f| !sources.contains(f));
     files.push(cxx_include.join("cute-copy/src/ffi.rs.h"));
     files.sort();
-    for f in &files {
-        inputs.push(f.display().to_string());
-        inputs.push(String::from_utf8_lossy(&std::fs::read(f).unwrap_or_default()).into_owned());
-    }
-    let key = format!("{:016x}", fnv1a(inputs.join("\0").as_bytes()));
-    let stamp = out_dir.join(format!("{LIB}.stamp"));
-    let lib = out_dir.join(format!("lib{LIB}.a"));
+    let hash_of = |keep: &dyn Fn(&Path) -> bool| {
+        let mut parts = vec![tc.nvcc.display().to_string(), flags.join(" ")];
+        for f in files.iter().filter(|f| keep(f)) {
+            parts.push(f.display().to_string());
+            parts.push(String::from_utf8_lossy(&std::fs::read(f).unwrap_or_default()).into_owned());
+        }
+        fnv1a(parts.join("\0").as_bytes())
+    };
+    let all_headers = hash_of(&|_| true);
+    let kernel_headers = hash_of(&|f| {
+        f.starts_with(&kernels_dir) || f.ends_with("menu.def") || f.ends_with("ffi.rs.h")
+    });
 
-    if lib.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str()) {
-        println!("cargo:rustc-link-search=native={}", out_dir.display());
-        println!("cargo:rustc-link-lib=static={LIB}");
-    } else {
-        // cc runs the nvcc named by NVCC when building CUDA.
-        std::env::set_var("NVCC", &tc.nvcc);
+    let cache = out_dir.join("cuda-objects");
+    std::fs::create_dir_all(&cache).expect("create the CUDA object cache");
+    let cached: Vec<PathBuf> = sources
+        .iter()
+        .map(|src| {
+            let shared = if src.starts_with(&kernels_dir) {
+                kernel_headers
+            } else {
+                all_headers
+            };
+            let key = shared ^ fnv1a(&std::fs::read(src).unwrap_or_default()).rotate_left(17);
+            let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
+            cache.join(format!("{stem}-{key:016x}.o"))
+        })
+        .collect();
+    let stale: Vec<usize> = (0..sources.len())
+        .filter(|&i| !cached[i].is_file())
+        .collect();
+    // cc runs the nvcc named by NVCC when building CUDA.
+    std::env::set_var("NVCC", &tc.nvcc);
+    for &i in &stale {
+        // One file per cc build: each object is whole-program CUDA (cc passes --device-c only for
+        // several files), so the library needs no device-link step.
         let mut build = cc::Build::new();
         build
             .cuda(true)
@@ -56,7 +85,7 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
             // -O0 in a debug profile: minutes more to compile and much slower kernels).
             .debug(false)
             .opt_level(3)
-            .files(SOURCES.iter().map(|s| manifest_dir.join(s)))
+            .file(&sources[i])
             .include(manifest_dir.join("cpp/include"))
             .include(manifest_dir.join("cpp"))
             .include(cxx_include)
@@ -64,14 +93,25 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
         for f in &flags {
             build.flag(f);
         }
-        build.compile(LIB);
-        std::fs::write(&stamp, &key).expect("write the CUDA build stamp");
+        let objects = build.compile_intermediates();
+        std::fs::copy(&objects[0], &cached[i]).expect("cache a CUDA object");
     }
+    let lib = out_dir.join(format!("lib{LIB}.a"));
+    let _ = std::fs::remove_file(&lib);
+    let status = std::process::Command::new(std::env::var("AR").unwrap_or_else(|_| "ar".into()))
+        .arg("crs")
+        .arg(&lib)
+        .args(&cached)
+        .status()
+        .expect("run ar");
+    assert!(status.success(), "ar failed to archive the CUDA objects");
+    println!("cargo:rustc-link-search=native={}", out_dir.display());
+    println!("cargo:rustc-link-lib=static={LIB}");
 
     for dir in tc.lib_dirs() {
         println!("cargo:rustc-link-search=native={}", dir.display());
     }
-    for lib in ["cudart_static", "dl", "pthread", "rt"] {
+    for lib in ["cudart_static", "stdc++", "dl", "pthread", "rt"] {
         println!("cargo:rustc-link-lib={lib}");
     }
 }

@@ -53,13 +53,13 @@ pub fn generate(def: &str) -> String {
         } else {
             format!("{bytes} bytes")
         };
-        let path = if family == "cp_async" {
-            "global -cp.async-> shared -> global"
-        } else {
-            "global -> registers -> global"
+        let path = match family {
+            "cp_async" => "global -cp.async-> shared -> global",
+            "realign" => "global -> registers (realigned) -> global, any byte alignment",
+            _ => "global -> registers -> global",
         };
         let z = if zfill == "1" {
-            "; masked lanes are written as zeros (ZFILL)"
+            "; masked lanes and a pad are written as zeros"
         } else {
             ""
         };
@@ -71,10 +71,10 @@ pub fn generate(def: &str) -> String {
         atoms.len()
     );
     for a in &atoms {
-        let family = if a[1] == "cp_async" {
-            "Family::CpAsync"
-        } else {
-            "Family::Universal"
+        let family = match a[1] {
+            "cp_async" => "Family::CpAsync",
+            "realign" => "Family::Realign",
+            _ => "Family::Universal",
         };
         s += &format!(
             "    AtomRow {{ atom: Atom::{}, family: {family}, bytes: {}, zero_fill: {}, cute_op: {} }},\n",

@@ -8,13 +8,14 @@
 namespace cute_copy {
 namespace {
 
+enum class FamilyId { universal, cp_async, realign };
 struct AtomRow {
   char const* name;
-  bool cp_async;
+  FamilyId family;
   int bytes;  // 0 = one element
 };
 constexpr AtomRow kAtoms[] = {
-#define CUTE_COPY_ATOM(name, family, bytes, zfill, op) {#name, sizeof(#family) == sizeof("cp_async"), bytes},
+#define CUTE_COPY_ATOM(name, family, bytes, zfill, op) {#name, FamilyId::family, bytes},
 #include "menu.def"
 };
 
@@ -46,23 +47,79 @@ AtomRow const& row_of(std::uint32_t atom) {
   return kAtoms[atom];
 }
 
+void require_width(std::uint32_t w) {
+  require(w == 1 || w == 2 || w == 4 || w == 8, "element width must be 1, 2, 4 or 8 bytes");
+}
+
+// The realign family's descriptor of one plain 2D copy (or pad): one item, no indices.
+RowsDesc rows_of(CopyDesc const& d) {
+  std::int64_t const w = d.elem_bytes;
+  require(d.dst_rows >= d.rows && d.dst_cols >= d.cols, "destination smaller than the source");
+  require(d.ld_src >= d.cols && d.ld_dst >= d.dst_cols, "leading dimension smaller than cols");
+  require(d.src != 0 && d.dst != 0, "null pointer");
+  require(d.src % w == 0 && d.dst % w == 0, "address not aligned to the element");
+  RowsDesc r{};
+  r.src = d.src;
+  r.dst = d.dst;
+  r.src_pitch = static_cast<std::int64_t>(d.ld_src) * w;
+  r.dst_pitch = static_cast<std::int64_t>(d.ld_dst) * w;
+  r.src_row_bytes = static_cast<std::int64_t>(d.cols) * w;
+  r.dst_row_bytes = static_cast<std::int64_t>(d.dst_cols) * w;
+  r.src_rows = static_cast<std::int64_t>(d.rows);
+  r.dst_rows = static_cast<std::int64_t>(d.dst_rows);
+  r.items = 1;
+  r.index_bytes = 4;
+  r.index_stride = 1;
+  r.segs = realign_segments(r.dst_row_bytes);
+  r.task_begin = 0;
+  return r;
+}
+
 }  // namespace
 
 void launch_copy(CopyDesc const& d) {
   AtomRow const& row = row_of(d.atom);
+  require_width(d.elem_bytes);
   int width = static_cast<int>(d.elem_bytes);
   int bytes = row.bytes == 0 ? width : row.bytes;
   require(bytes >= width, std::string(row.name) + " is narrower than the element");
+  if (d.rows == 0 || d.cols == 0) return;
+  if (row.family == FamilyId::realign) {  // any alignment: only element alignment is required
+    RowsDesc r = rows_of(d);
+    launch_realign(static_cast<AtomId>(d.atom), width, r, nullptr, 0, r.items * r.dst_rows * r.segs, nullptr, 0, 0,
+                   reinterpret_cast<cudaStream_t>(d.stream));
+    return;
+  }
   require(d.src % bytes == 0 && d.dst % bytes == 0 && (d.ld_src * width) % bytes == 0 &&
               (d.ld_dst * width) % bytes == 0,
           std::string(row.name) + ": base address or row pitch not aligned to the atom");
-  if (d.rows == 0 || d.cols == 0) return;
   LaunchArgs args = to_args(d);
-  if (row.cp_async)
+  if (row.family == FamilyId::cp_async)
     launch_cp_async(static_cast<AtomId>(d.atom), width, args);
   else
     launch_universal(static_cast<AtomId>(d.atom), width, args);
 }
+
+void launch_rows(RowsDesc const& one, BatchLaunch const& b) {
+  AtomRow const& row = row_of(b.atom);
+  require(row.family == FamilyId::realign, std::string(row.name) + " does not run row descriptors");
+  require_width(b.elem_bytes);
+  require(b.count > 0 && b.count <= 0x7fffffffu, "batch size must be 1 .. 2^31-1");
+  require(b.descs != 0 || b.count == 1, "one descriptor by value, or an array in device memory");
+  if (b.descs == 0) {  // one descriptor by value
+    require(one.segs == realign_segments(one.dst_row_bytes) && one.task_begin == 0, "descriptor not planned");
+    require(one.index_bytes == 4 || one.index_bytes == 8, "index width must be 4 or 8 bytes");
+    require(b.tasks == one.items * one.dst_rows * one.segs, "task count does not match the descriptor");
+    require(one.src_row_bytes <= one.dst_row_bytes && one.src_rows <= one.dst_rows, "destination smaller than the source");
+  }
+  launch_realign(static_cast<AtomId>(b.atom), static_cast<int>(b.elem_bytes), one,
+                 b.descs == 0 ? nullptr : reinterpret_cast<RowsDesc const*>(b.descs), static_cast<int>(b.count),
+                 b.tasks, reinterpret_cast<unsigned long long*>(b.status), b.src_base, b.dst_base,
+                 reinterpret_cast<cudaStream_t>(b.stream));
+}
+
+std::int64_t rows_segments(std::int64_t row_bytes) { return realign_segments(row_bytes); }
+
 
 void launch_tutorial(CopyDesc const& d) {
   require(d.elem_bytes == 4, "the tutorial copy is f32 only");
@@ -75,8 +132,12 @@ void launch_empty(std::uint64_t stream) { launch_empty_kernel(reinterpret_cast<c
 
 KernelConfig kernel_config(std::uint32_t atom, std::uint32_t elem_bytes) {
   AtomRow const& row = row_of(atom);
-  ConfigValues v = row.cp_async ? config_cp_async(static_cast<AtomId>(atom), static_cast<int>(elem_bytes))
-                                : config_universal(static_cast<AtomId>(atom), static_cast<int>(elem_bytes));
+  require_width(elem_bytes);
+  AtomId id = static_cast<AtomId>(atom);
+  int w = static_cast<int>(elem_bytes);
+  ConfigValues v = row.family == FamilyId::cp_async ? config_cp_async(id, w)
+                   : row.family == FamilyId::realign ? config_realign(id, w)
+                                                     : config_universal(id, w);
   KernelConfig c;
   c.threads = v.threads;
   c.thr_m = v.thr_m;

@@ -15,6 +15,10 @@ pub enum Family {
     Universal,
     /// global → shared memory by `cp.async` (`cp_async_fence` / `cp_async_wait<0>`) → global.
     CpAsync,
+    /// Rows of any byte alignment: 16-byte-aligned loads, funnel-shifted in registers into
+    /// 16-byte-aligned `UniversalCopy<uint128_t>` stores; element-wise heads and tails. Also runs
+    /// batches and index-driven copies (row descriptors in device memory).
+    Realign,
 }
 
 /// One menu row.
@@ -58,7 +62,7 @@ impl Atom {
 
     /// Whether a pad (zeros past the source) can run on this atom.
     pub fn can_pad(self) -> bool {
-        self.family() == Family::Universal || self.zero_fill()
+        self.family() != Family::CpAsync || self.zero_fill()
     }
 
     /// Bytes one atom call moves for elements of `dtype` (an element-wide atom moves one element).
@@ -88,7 +92,7 @@ impl Atom {
     pub fn min_compute_capability(self) -> u32 {
         match self.family() {
             Family::CpAsync => 8,
-            Family::Universal => 7,
+            Family::Universal | Family::Realign => 7,
         }
     }
 

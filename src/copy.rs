@@ -273,11 +273,12 @@ pub fn launch_baseline<T: Element>(
     dst: &mut MatrixViewMut<'_, T>,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
+    // An element-wise plan: the baselines take the views' own shapes, never a coalesced run.
     let plan = make_plan(
         T::DTYPE,
         &side_of(src),
         &side_of_mut(dst),
-        None,
+        Some(Atom::Universal),
         Some(Operation::Copy),
     )?;
     if which == Baseline::Memcpy && (plan.src.ld != plan.src.cols || plan.dst.ld != plan.dst.cols) {
@@ -431,12 +432,13 @@ fn with_desc(
         elem_bytes: e as u32,
         src: src_addr,
         dst: dst_addr,
-        rows: sg.rows as u64,
-        cols: sg.cols as u64,
-        dst_rows: dg.rows as u64,
-        dst_cols: dg.cols as u64,
-        ld_src: sg.ld as u64,
-        ld_dst: dg.ld as u64,
+        // The shapes the kernel receives: the views' own, or their coalesced run.
+        rows: plan.launched.0.rows as u64,
+        cols: plan.launched.0.cols as u64,
+        dst_rows: plan.launched.1.rows as u64,
+        dst_cols: plan.launched.1.cols as u64,
+        ld_src: plan.launched.0.ld as u64,
+        ld_dst: plan.launched.1.ld as u64,
         stream: stream.cu_stream() as u64,
         flags: if plan.peel { 0 } else { ffi::FLAG_NO_PEEL },
     };

@@ -138,6 +138,16 @@ pub enum Error {
         /// Threads in the thread layout.
         threads: usize,
     },
+    /// Indices at or past the end of the side they index: found before upload for host indices
+    /// ([`crate::upload_indices`]), or by the kernel (which skipped them) and reported by
+    /// [`crate::IndexStatus::check`].
+    #[error("{count} index(es) out of range; the first at item {first_item}")]
+    IndexOutOfRange {
+        /// How many indices were out of range.
+        count: u64,
+        /// The lowest item (row or pair number) whose index was out of range.
+        first_item: u64,
+    },
 }
 
 impl Error {

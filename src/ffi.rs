@@ -30,6 +30,55 @@ mod bridge {
         flags: u32,
     }
 
+    /// One copy of the realign family, in bytes: `items` repetitions of a `dst_rows x
+    /// dst_row_bytes` destination (row pitch `dst_pitch`) filled from a `src_rows x src_row_bytes`
+    /// source (row pitch `src_pitch`); destination bytes outside the source are written as zeros.
+    /// Item `i` sits at `src + s * src_item_stride` / `dst + d * dst_item_stride`, where `s` and `d`
+    /// are `i`, or `src_index[i * index_stride]` / `dst_index[i * index_stride]` when those device
+    /// arrays (i32 or i64, `index_bytes`) are given; a negative index skips the item, one at or
+    /// past `src_items` / `dst_items` skips it and is recorded. The kernel walks `items x dst_rows
+    /// x segs` warp tasks starting at `task_begin` of its batch. The layout is shared with C++ and
+    /// copied to the device as is.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    struct RowsDesc {
+        src: u64,
+        dst: u64,
+        src_pitch: i64,
+        dst_pitch: i64,
+        src_row_bytes: i64,
+        dst_row_bytes: i64,
+        src_rows: i64,
+        dst_rows: i64,
+        items: i64,
+        src_item_stride: i64,
+        dst_item_stride: i64,
+        src_index: u64,
+        dst_index: u64,
+        src_items: i64,
+        dst_items: i64,
+        index_bytes: i32,
+        index_stride: i32,
+        segs: i64,
+        task_begin: i64,
+    }
+
+    /// One launch over `count` row descriptors in device memory (`descs`), `tasks` warp tasks in
+    /// all; `status` (device, 2 x u64: count, lowest item) records out-of-range indices, or 0.
+    /// The descriptors' `src` / `dst` are offsets from `src_base` / `dst_base`, so that a batch
+    /// is planned once and launched on any buffers large enough for it.
+    #[derive(Debug, Clone, Copy)]
+    struct BatchLaunch {
+        atom: u32,
+        elem_bytes: u32,
+        descs: u64,
+        count: u64,
+        tasks: i64,
+        status: u64,
+        src_base: u64,
+        dst_base: u64,
+        stream: u64,
+    }
+
     /// The compile-time configuration behind one (atom, width) instantiation.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     struct KernelConfig {
@@ -89,6 +138,15 @@ mod bridge {
         /// As for `launch_copy`.
         unsafe fn launch_baseline(desc: &CopyDesc, which: u32) -> Result<()>;
         /// # Safety
+        /// `launch.descs` holds `launch.count` descriptors in device memory of the stream's context
+        /// (or is 0, and `one` is the only descriptor), sorted by `task_begin`, each addressing
+        /// live device memory of its described extent (and index arrays of `items` entries), and
+        /// `launch.status` is 0 or two u64 of device memory; all alive until the stream has run
+        /// the launch.
+        unsafe fn launch_rows(one: &RowsDesc, launch: &BatchLaunch) -> Result<()>;
+        /// Warp tasks the realign kernel splits a destination row of `row_bytes` into.
+        fn rows_segments(row_bytes: i64) -> i64;
+        /// # Safety
         /// As for `launch_copy`; launches `iters` times.
         unsafe fn bare_launch_ns(desc: &CopyDesc, iters: u32) -> Result<f64>;
         fn kernel_config(atom: u32, elem_bytes: u32) -> Result<KernelConfig>;
@@ -101,7 +159,13 @@ mod bridge {
     }
 }
 
-pub(crate) use bridge::{CopyDesc, KernelConfig, SpecDesc, SpecInfo};
+pub(crate) use bridge::{BatchLaunch, CopyDesc, KernelConfig, RowsDesc, SpecDesc, SpecInfo};
+
+// SAFETY: `RowsDesc` is a cxx shared struct, `#[repr(C)]` plain integers with no padding and no
+// pointers the host dereferences: its bytes are what the kernel reads from device memory.
+unsafe impl cudarc::driver::DeviceRepr for RowsDesc {}
+// SAFETY: every field is an integer, for which all-zero bits are a valid value.
+unsafe impl cudarc::driver::ValidAsZeroBits for RowsDesc {}
 
 /// Which kernel runs a descriptor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +197,23 @@ pub(crate) fn launch(desc: &CopyDesc, kernel: Kernel) -> Result<(), Error> {
         }
     };
     r.map_err(Error::from_cxx)
+}
+
+/// Enqueue one launch of the realign kernel over the descriptors at `launch.descs`, or over `one`
+/// when `launch.descs` is 0.
+///
+/// Callers (`batch.rs`) build the descriptors from checked views (and upload them to a device
+/// buffer they keep alive with the views' buffers), and hold the guards of every buffer, index
+/// array and status buffer while launching, with the stream's context bound to this thread.
+pub(crate) fn launch_rows(one: &RowsDesc, launch: &BatchLaunch) -> Result<(), Error> {
+    // SAFETY: per the contract above, the descriptor array and every address it holds are live
+    // device memory of the described extent; C++ checks the atom, width and count.
+    unsafe { bridge::launch_rows(one, launch) }.map_err(Error::from_cxx)
+}
+
+/// Warp tasks per destination row of `row_bytes` bytes in the realign kernel.
+pub(crate) fn rows_segments(row_bytes: i64) -> i64 {
+    bridge::rows_segments(row_bytes)
 }
 
 /// Mean host nanoseconds per launch when C++ launches `desc` `iters` times itself.

@@ -27,7 +27,7 @@
 //! let src = DeviceMatrix::from_host(&stream, 130, 130, 136, &host)?;
 //! let mut dst = DeviceMatrix::<f32>::zeros(&stream, 130, 130, 130)?;
 //! let plan = cute_copy::copy(&src.view(), &mut dst.view_mut(), &stream)?;
-//! println!("{plan}"); // row pitch 520 B is 8-byte aligned: Universal64, ...
+//! println!("{plan}"); // row pitch 520 B is 8-byte aligned: Realign128, 16-byte accesses realigned in registers
 //! # Ok(()) }
 //! ```
 //!
@@ -54,6 +54,7 @@
 #![warn(missing_docs)]
 
 mod atom;
+mod batch;
 mod copy;
 mod device;
 mod dtype;
@@ -67,6 +68,10 @@ pub mod svg;
 pub mod timing;
 
 pub use atom::{Atom, Family, KernelConfig, ELEMENT_WIDTHS};
+pub use batch::{
+    copy_blocks, gather_rows, scatter_rows, upload_indices, Batch, BatchPlan, Index, IndexStatus,
+    Region,
+};
 pub use copy::{
     copy, copy_raw, copy_with, launch, launch_baseline, launch_overhead_ns, pad, pad_raw, pad_with,
     plan, tutorial_copy, Baseline,
@@ -76,7 +81,10 @@ pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use layout::TiledCopySpec;
 pub use matrix::{DeviceMatrix, Geometry, MatrixView, MatrixViewMut, RawMatrix};
-pub use plan::{copy_mask, widest_vector_bits, Operand, Operation, Plan, MAX_BLOCKS};
+pub use plan::{
+    coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, MAX_BLOCKS,
+    REALIGN_MIN_ROW_BYTES,
+};
 
 /// Re-exported so users name the same cudarc types the crate's API takes.
 pub use cudarc;

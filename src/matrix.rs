@@ -395,7 +395,7 @@ impl<'a, T: Element> MatrixView<'a, T> {
         }
     }
 
-    pub(crate) fn pin(&self, stream: &'a CudaStream) -> Pinned<'a> {
+    pub(crate) fn pin<'s>(&'s self, stream: &'s CudaStream) -> Pinned<'s> {
         let off = (std::mem::size_of::<T>() * self.geo.offset) as u64;
         match self.mem {
             Mem::Slice(s) => {

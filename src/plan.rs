@@ -42,6 +42,32 @@ pub fn copy_mask(base: usize, lanes: usize, logical_size: usize) -> Vec<bool> {
 /// The most blocks one launch takes: a 1D grid of one block per tile (`gridDim.x` ≤ 2^31 - 1).
 pub const MAX_BLOCKS: usize = (1 << 31) - 1;
 
+/// Rows at least this long (bytes) that are not 16-byte aligned on both sides go to the realign
+/// family; shorter rows keep the widest element-width atom, since a warp per row segment would
+/// leave most of its lanes idle.
+pub const REALIGN_MIN_ROW_BYTES: usize = 128;
+
+/// Warps per block of the realign kernel (each takes one (row, segment) task at a time).
+const REALIGN_WARPS: usize = 8;
+
+/// CuTe's `coalesce` of the copy's two layouts: a copy whose rows are contiguous on both sides
+/// (`ld == cols`, or a single row) is one run of `rows * cols` elements; anything else stays as
+/// it is. A pad never coalesces (its destination rows are longer than its source rows).
+pub fn coalesce(operation: Operation, src: Operand, dst: Operand) -> (Operand, Operand) {
+    let contiguous = |o: &Operand| o.ld == o.cols || o.rows <= 1;
+    if operation != Operation::Copy || src.rows <= 1 || !contiguous(&src) || !contiguous(&dst) {
+        return (src, dst);
+    }
+    let n = src.rows * src.cols;
+    let run = |o: &Operand| Operand {
+        rows: 1,
+        cols: n,
+        ld: n,
+        offset_bytes: o.offset_bytes,
+    };
+    (run(&src), run(&dst))
+}
+
 /// What a plan does with the part of the destination outside the source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
@@ -135,6 +161,10 @@ pub struct Plan {
     pub src: Operand,
     /// The destination side.
     pub dst: Operand,
+    /// The operands the kernel receives: `src`/`dst` themselves, or their coalesced form when
+    /// both sides are contiguous (one run of `rows * cols` elements, as CuTe's `coalesce` turns
+    /// `(rows, cols):(cols, 1)` into `(rows * cols):(1)`).
+    pub launched: (Operand, Operand),
     /// The atom the copy runs on.
     pub atom: Atom,
     /// Whether the caller named the atom (else the planner chose the widest legal one).
@@ -145,7 +175,8 @@ pub struct Plan {
     pub dst_bits: u32,
     /// The compiled configuration of (atom, width).
     pub config: KernelConfig,
-    /// Tiles over the destination, (tiles_m, tiles_n); one block per tile.
+    /// Tiles over the destination, (tiles_m, tiles_n); one block per tile. For the realign family:
+    /// (rows, segments per row), one warp task each, 8 warps per block.
     pub tiles: (usize, usize),
     /// Whether the last row of tiles takes the predicated path (interior tiles never do).
     pub predicated_last_row: bool,
@@ -179,6 +210,13 @@ impl Plan {
                     op.rows, op.cols
                 )));
             }
+            if op
+                .ld
+                .checked_mul(dtype.size_bytes())
+                .is_none_or(|p| p > i64::MAX as usize)
+            {
+                return Err(Error::Overflow(format!("{what} row pitch of ld {}", op.ld)));
+            }
         }
         let operation = if (src.rows, src.cols) == (dst.rows, dst.cols) {
             Operation::Copy
@@ -193,21 +231,55 @@ impl Plan {
         };
         let (src_bits, dst_bits) = (src.widest_bits(dtype), dst.widest_bits(dtype));
         let explicit = atom.is_some();
+        let e = dtype.size_bytes();
+        let launched = coalesce(operation, src, dst);
         let atom = match atom {
             Some(a) => {
                 check_atom(a, dtype, &src, &dst, operation, compute_capability)?;
                 a
             }
+            None if launched.0.rows == 1 && launched.1.cols * e >= REALIGN_MIN_ROW_BYTES => {
+                Atom::Realign128
+            }
+            None if src_bits == 128 && dst_bits == 128 => Atom::Universal128,
+            None if dst.cols * e >= REALIGN_MIN_ROW_BYTES => Atom::Realign128,
             None => {
                 let bytes = (src_bits.min(dst_bits) / 8) as usize;
                 Atom::universal_for(bytes, dtype)
                     .expect("the menu has a Universal atom of every power-of-two width")
             }
         };
+        // The tile engine takes the shapes as they are; the realign family the coalesced run.
+        let launched = if atom.family() == Family::Realign {
+            launched
+        } else {
+            (src, dst)
+        };
         let config = atom.kernel_config(dtype)?;
         let (tm, tn) = config.tile;
-        let tiles = (dst.rows.div_ceil(tm), dst.cols.div_ceil(tn));
-        if tiles.0.checked_mul(tiles.1).is_none_or(|b| b > MAX_BLOCKS) {
+        let tiles = if atom.family() == Family::Realign {
+            let row_bytes =
+                launched.1.cols.checked_mul(e).ok_or_else(|| {
+                    Error::Overflow(format!("a row of {} elements", launched.1.cols))
+                })?;
+            let segs = crate::ffi::rows_segments(row_bytes as i64) as usize;
+            (launched.1.rows, segs)
+        } else {
+            (dst.rows.div_ceil(tm), dst.cols.div_ceil(tn))
+        };
+        if atom.family() == Family::Realign {
+            // A persistent grid walks the warp tasks: no grid limit, only i64 task numbers.
+            if tiles
+                .0
+                .checked_mul(tiles.1)
+                .is_none_or(|t| t > i64::MAX as usize / 2)
+            {
+                return Err(Error::LaunchConfig(format!(
+                    "{} x {} warp tasks do not fit in 63 bits",
+                    tiles.0, tiles.1
+                )));
+            }
+        } else if tiles.0.checked_mul(tiles.1).is_none_or(|b| b > MAX_BLOCKS) {
             return Err(Error::LaunchConfig(format!(
                 "{} x {} tiles of {tm} x {tn} exceed the {MAX_BLOCKS} blocks of a 1D grid",
                 tiles.0, tiles.1
@@ -218,6 +290,7 @@ impl Plan {
             operation,
             src,
             dst,
+            launched,
             atom,
             explicit,
             src_bits,
@@ -230,19 +303,44 @@ impl Plan {
         })
     }
 
-    /// Blocks launched (one per tile; 0 for an empty copy, which launches nothing).
+    /// Blocks launched (one per tile; 0 for an empty copy, which launches nothing). For the
+    /// realign family, the blocks the warp tasks need; the persistent grid launches at most as
+    /// many as the device holds at once and walks the rest.
     pub fn blocks(&self) -> usize {
-        self.tiles.0 * self.tiles.1
+        let n = self.tiles.0 * self.tiles.1;
+        if self.atom.family() == Family::Realign {
+            n.div_ceil(REALIGN_WARPS)
+        } else {
+            n
+        }
+    }
+
+    /// Whether the realign family runs this plan (any byte alignment, coalesced runs).
+    pub fn realigned(&self) -> bool {
+        self.atom.family() == Family::Realign
+    }
+
+    /// Whether both sides were coalesced into one contiguous run.
+    pub fn coalesced(&self) -> bool {
+        self.launched != (self.src, self.dst)
     }
 
     /// Whether tile (tm, tn) takes the predicated path: it is not wholly inside the source.
+    /// (Never for the realign family, which predicates per row: see [`Plan::reasons`].)
     pub fn tile_is_predicated(&self, tm: usize, tn: usize) -> bool {
+        if self.realigned() {
+            return false;
+        }
         let (h, w) = self.config.tile;
         (tm + 1) * h > self.src.rows || (tn + 1) * w > self.src.cols
     }
 
-    /// Tiles that evaluate predicates.
+    /// Tiles that evaluate predicates (for the realign family: none; heads, tails and the
+    /// vectors next to them are predicated per row).
     pub fn predicated_tiles(&self) -> usize {
+        if self.realigned() {
+            return 0;
+        }
         let (h, w) = self.config.tile;
         self.blocks()
             - (self.src.rows / h).min(self.tiles.0) * (self.src.cols / w).min(self.tiles.1)
@@ -280,10 +378,32 @@ impl Plan {
                 bits / 8
             ));
         }
+        if self.coalesced() {
+            r.push(format!(
+                "coalesced: both sides are contiguous (ld == cols), so CuTe's coalesce turns ({},{}):({},1) into ({}):(1) on both sides: one run of {} bytes",
+                self.src.rows,
+                self.src.cols,
+                self.src.cols,
+                self.launched.0.cols,
+                self.launched.0.cols * e
+            ));
+        }
+        if self.realigned() {
+            r.extend(self.realign_reasons());
+            return r;
+        }
         if self.explicit {
             r.push(format!(
                 "atom {} requested explicitly: {atom_bits}-bit accesses, legal for both sides",
                 self.atom
+            ));
+        } else if self.src.cols * e < REALIGN_MIN_ROW_BYTES
+            && self.src_bits.min(self.dst_bits) < 128
+        {
+            r.push(format!(
+                "atom {}: the widest access legal on both sides ({atom_bits}-bit); rows of {} B are shorter than {REALIGN_MIN_ROW_BYTES} B, too short for a warp per row segment to realign",
+                self.atom,
+                self.src.cols * e
             ));
         } else {
             r.push(format!(
@@ -352,6 +472,63 @@ impl Plan {
     }
 }
 
+impl Plan {
+    fn realign_reasons(&self) -> Vec<String> {
+        let e = self.dtype.size_bytes();
+        let (src, dst) = self.launched;
+        let mut r = Vec::new();
+        let why = if self.explicit {
+            "requested explicitly (legal at any alignment)".to_string()
+        } else if self.coalesced() || dst.rows == 1 {
+            "one long run: a warp per 2 KiB segment of it streams at the copy limit whatever its alignment".to_string()
+        } else {
+            format!(
+                "rows are not 16-byte aligned on both sides (source {}-byte, destination {}-byte) and are at least {REALIGN_MIN_ROW_BYTES} B long",
+                self.src_bits / 8,
+                self.dst_bits / 8
+            )
+        };
+        r.push(format!("atom {}: {why}", self.atom));
+        let (sp, dp) = (src.ld * e, dst.ld * e);
+        let shift = if src.rows <= 1 || sp % 16 == dp % 16 {
+            format!(
+                "the same for every row ({} B)",
+                (16 + src.offset_bytes % 16 - dst.offset_bytes % 16) % 16
+            )
+        } else {
+            "changing from row to row (the pitches differ mod 16)".to_string()
+        };
+        r.push(format!(
+            "each destination row splits into a head up to its first 16-byte boundary, a body of 16-byte-aligned vectors and a tail; a body vector's source bytes start m bytes into the source's 16-byte grid, m {shift}; lanes load the two aligned source vectors covering them (one when m = 0) and funnel-shift them into place, so every global load and store of the body is 128-bit and aligned"
+        ));
+        r.push(format!(
+            "TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> over the body: thread layout (32):(1) (a warp), value layout (1): consecutive lanes own consecutive vectors, {} vectors in flight per lane a warp-width apart; heads, tails and the vectors beside them go element by element under identity-tensor predicates (nothing outside a row is read or written)",
+            self.config.tile.1 * e / 16 / 32
+        ));
+        if self.blocks() == 0 {
+            r.push("empty copy: nothing to launch".into());
+        } else {
+            r.push(format!(
+                "warp tasks: {} row{} x {} segment{} of up to {} B = {} tasks, {REALIGN_WARPS} warps per block ({} blocks' worth); a persistent grid (SMs x resident blocks) walks them with a grid stride",
+                self.tiles.0,
+                if self.tiles.0 == 1 { "" } else { "s" },
+                self.tiles.1,
+                if self.tiles.1 == 1 { "" } else { "s" },
+                self.config.tile.1 * e,
+                self.tiles.0 * self.tiles.1,
+                self.blocks()
+            ));
+        }
+        if self.operation == Operation::Pad {
+            r.push(format!(
+                "pad {}x{} -> {}x{}: destination bytes past a source row, and rows past the source, are built as zeros and stored in the same launch",
+                self.src.rows, self.src.cols, self.dst.rows, self.dst.cols
+            ));
+        }
+        r
+    }
+}
+
 fn check_atom(
     atom: Atom,
     dtype: DType,
@@ -374,6 +551,9 @@ fn check_atom(
     }
     if operation == Operation::Pad && !atom.can_pad() {
         return Err(Error::AtomCannotZeroFill(atom));
+    }
+    if atom.family() == Family::Realign {
+        return Ok(()); // any byte alignment: it aligns its own accesses
     }
     for (op, side) in [(src, Side::Src), (dst, Side::Dst)] {
         if let Some((what, value, remainder)) = op.misalignment(dtype, bytes, side) {
@@ -444,35 +624,22 @@ mod tests {
 
     #[test]
     fn planner_picks_the_widest_atom_legal_on_both_sides() {
-        let p = Plan::new(
-            DType::F16,
-            Operand::packed(130, 130),
-            Operand::packed(130, 130),
-            None,
-            None,
-        )
-        .unwrap();
+        // Rows shorter than REALIGN_MIN_ROW_BYTES keep the widest element-width atom.
+        let short = Operand {
+            rows: 130,
+            cols: 60,
+            ld: 62,
+            offset_bytes: 0,
+        };
+        let p = Plan::new(DType::F16, short, short, None, None).unwrap();
         assert_eq!(p.atom, Atom::Universal32);
         assert!(
             p.reasons()
                 .iter()
-                .any(|r| r.contains("row pitch 260 B") && r.contains("128-bit not legal")),
+                .any(|r| r.contains("row pitch 124 B") && r.contains("128-bit not legal")),
             "{p}"
         );
-        let p = Plan::new(
-            DType::F16,
-            Operand {
-                rows: 16383,
-                cols: 16383,
-                ld: 16384,
-                offset_bytes: 0,
-            },
-            Operand::packed(16383, 16383),
-            None,
-            None,
-        )
-        .unwrap();
-        assert_eq!(p.atom, Atom::Universal); // packed 16383-wide destination: odd pitch, one f16 per call
+        assert!(p.to_string().contains("too short"), "{p}");
         let dense = Operand {
             rows: 16383,
             cols: 16383,
@@ -484,16 +651,7 @@ mod tests {
         assert!(p.predicated_last_row && p.predicated_last_col);
         assert_eq!(p.tiles, (256, 64));
         assert_eq!(p.predicated_tiles(), 256 + 64 - 1);
-        let p = Plan::new(
-            DType::F32,
-            Operand::packed(64, 128),
-            Operand::packed(64, 128),
-            None,
-            None,
-        )
-        .unwrap();
-        assert_eq!(p.atom, Atom::Universal128);
-        assert_eq!(p.predicated_tiles(), 0);
+        assert!(!p.coalesced());
         let p = Plan::new(
             DType::F64,
             Operand::packed(3, 3),
@@ -502,7 +660,91 @@ mod tests {
             None,
         )
         .unwrap();
-        assert_eq!(p.atom, Atom::Universal);
+        assert_eq!(p.atom, Atom::Universal); // a 72-byte run: too short to realign
+    }
+
+    #[test]
+    fn rows_not_16_byte_aligned_are_realigned() {
+        // A packed 16383-wide f16 destination: odd pitch.
+        let src = Operand {
+            rows: 16383,
+            cols: 16383,
+            ld: 16384,
+            offset_bytes: 0,
+        };
+        let p = Plan::new(DType::F16, src, Operand::packed(16383, 16383), None, None).unwrap();
+        assert_eq!(p.atom, Atom::Realign128);
+        assert!(!p.coalesced());
+        assert_eq!(p.tiles, (16383, 16)); // 32766-byte rows: 16 segments of 2 KiB
+        assert!(p.to_string().contains("funnel-shift"), "{p}");
+        assert!(p.to_string().contains("changing from row to row"), "{p}");
+        // 8-byte pitch on one side, any byte offset on the other.
+        let a = Operand {
+            rows: 100,
+            cols: 1000,
+            ld: 1004,
+            offset_bytes: 0,
+        };
+        let b = Operand {
+            rows: 100,
+            cols: 1000,
+            ld: 1024,
+            offset_bytes: 6,
+        };
+        let p = Plan::new(DType::F16, a, b, None, None).unwrap();
+        assert_eq!(p.atom, Atom::Realign128);
+        assert_eq!((p.src_bits, p.dst_bits), (64, 16));
+        // The element-width plan is still there on request, and Realign128 is legal anywhere.
+        let p = Plan::new(DType::F16, a, b, Some(Atom::Universal16), None).unwrap();
+        assert_eq!(p.atom, Atom::Universal16);
+        let p = Plan::new(
+            DType::U8,
+            Operand::packed(5, 7),
+            Operand::packed(5, 7),
+            Some(Atom::Realign128),
+            None,
+        )
+        .unwrap();
+        assert!(p.explicit && p.realigned());
+        // A pad realigns too and says so.
+        let p = Plan::new(DType::BF16, a, Operand::packed(104, 1024), None, None).unwrap();
+        assert_eq!((p.atom, p.operation), (Atom::Realign128, Operation::Pad));
+        assert!(p.to_string().contains("zeros"), "{p}");
+    }
+
+    #[test]
+    fn contiguous_copies_coalesce_into_one_run() {
+        let p = Plan::new(
+            DType::F32,
+            Operand::packed(64, 128),
+            Operand::packed(64, 128),
+            None,
+            None,
+        )
+        .unwrap();
+        assert!(p.coalesced());
+        assert_eq!(p.launched.0, Operand::packed(1, 64 * 128));
+        assert_eq!(p.atom, Atom::Realign128);
+        assert_eq!(p.tiles, (1, 16)); // 32 KiB: 16 segments
+        assert!(
+            p.to_string().contains("(64,128):(128,1) into (8192):(1)"),
+            "{p}"
+        );
+        // 12000 x 12001 u16 with ld 12001 on both sides: one run of 288 MB.
+        let o = Operand::packed(12000, 12001);
+        let p = Plan::new(DType::U16, o, o, None, None).unwrap();
+        assert_eq!(p.launched.1.cols, 12000 * 12001);
+        // Not for pads, nor when one side has gaps.
+        let gap = Operand {
+            ld: 130,
+            ..Operand::packed(64, 128)
+        };
+        assert_eq!(
+            coalesce(Operation::Copy, gap, Operand::packed(64, 128)),
+            (gap, Operand::packed(64, 128))
+        );
+        let (s, d) = (Operand::packed(4, 4), Operand::packed(8, 8));
+        assert_eq!(coalesce(Operation::Pad, s, d), (s, d));
     }
 
     #[test]

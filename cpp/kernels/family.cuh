@@ -4,6 +4,7 @@
 // is the unsigned integer of the element's width: f16, bf16, i16 and u16 share the width-2 kernels.
 #pragma once
 #include "common.cuh"
+#include "cute-copy/src/ffi.rs.h"
 
 namespace cute_copy {
 
@@ -37,6 +38,15 @@ ConfigValues config_universal(AtomId atom, int width);
 void launch_cp_async(AtomId atom, int width, LaunchArgs const& args);
 ConfigValues config_cp_async(AtomId atom, int width);
 
+// The realign family takes row descriptors (one by value, or `count` in device memory) instead.
+// Descriptor addresses are offsets from src_base / dst_base (0 for absolute addresses).
+void launch_realign(AtomId atom, int width, RowsDesc const& one, RowsDesc const* descs, int count,
+                    std::int64_t tasks, unsigned long long* status, std::uint64_t src_base,
+                    std::uint64_t dst_base, cudaStream_t stream);
+ConfigValues config_realign(AtomId atom, int width);
+// Warp tasks (segments) the realign kernel splits a destination row of `row_bytes` into.
+std::int64_t realign_segments(std::int64_t row_bytes);
+
 void launch_tutorial_kernel(LaunchArgs const& args);
 void launch_empty_kernel(cudaStream_t stream);
 
@@ -66,4 +76,7 @@ auto by_width(int width, Args const&... args) {
 #endif
 #ifndef CUTE_COPY_ROW_cp_async
 #define CUTE_COPY_ROW_cp_async(...)
+#endif
+#ifndef CUTE_COPY_ROW_realign
+#define CUTE_COPY_ROW_realign(...)
 #endif

@@ -12,9 +12,16 @@ struct CopyDesc;
 struct KernelConfig;
 struct SpecDesc;
 struct SpecInfo;
+struct RowsDesc;
+struct BatchLaunch;
 
 // Copy (or pad) `desc` on its stream through the menu's instantiation for (atom, elem_bytes).
 void launch_copy(CopyDesc const& desc);
+// One launch of the realign family: over `launch.count` row descriptors in device memory, or over
+// `one` (passed by value) when `launch.descs` is 0.
+void launch_rows(RowsDesc const& one, BatchLaunch const& launch);
+// Warp tasks (row segments) the realign kernel splits a destination row of `row_bytes` into.
+std::int64_t rows_segments(std::int64_t row_bytes);
 // The CuTe tutorial TiledCopy: f32, (32,4) threads, 32x32 tiles staged through shared memory.
 void launch_tutorial(CopyDesc const& desc);
 // A baseline that is not CuTe (cpp/baselines.cu): 0 naive, 1 hand-vectorized 16 B, 2

@@ -1,0 +1,274 @@
+// Realign family: rows of any byte alignment, copied with 16-byte-aligned global loads and stores.
+//
+// Preconditions (checked in Rust by the planner and again in dispatch.cu):
+//   * every address is aligned to the element width (`Width`); nothing else is required: row starts,
+//     row pitches and the source/destination offset may have any byte alignment;
+//   * a copy is a list of RowsDesc (cxx shared struct, src/ffi.rs): `items` repetitions of a
+//     `dst_rows x dst_row_bytes` destination filled from a `src_rows x src_row_bytes` source (bytes
+//     of the destination outside the source are written as zeros: a pad), item i at index
+//     `src_index[i]` / `dst_index[i]` (i32 or i64, on the device) when an index array is given;
+//   * descriptors of a batch are sorted by `task_begin`, the prefix sum of their warp tasks.
+//
+// How a row moves. Each destination row splits into a head (< 16 bytes, up to the first 16-byte
+// boundary), a body of 16-byte-aligned vectors and a tail (< 16 bytes). The body is a rank-1 tensor
+// of uint128_t; a TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> with 32 threads (one warp) and one
+// value per thread partitions a segment of kVecs vectors, so consecutive lanes own consecutive vectors
+// and each lane keeps kVecs/32 vectors in flight, a warp-width apart. The source bytes of a destination
+// vector start at a fixed misalignment m (0..15) within the source's 16-byte grid for the whole row:
+// the lane loads the two aligned source vectors that cover them (one when m == 0; the second is the
+// next lane's first, an L1 hit) and funnel-shifts them into place. Vectors whose aligned source
+// vectors would reach outside the source row (the first and last of a row, a pad's zeros) are built
+// element by element under identity-tensor predicates instead: nothing outside the source row is read,
+// nothing outside the destination row is written.
+//
+// Work decomposition: a warp task is (item, row, segment); 8 warps per block; a persistent grid of
+// (SMs x resident blocks) walks the tasks with a grid stride. A batch finds a task's descriptor by
+// binary search over `task_begin`. An index that is negative skips its item (the paged-cache
+// convention); one past the end skips it and is counted in `status` (count, lowest such item).
+#define CUTE_COPY_ROW_realign(name, bytes, zfill) \
+  case AtomId::name: return by_width<Op, bytes, zfill>(width, args...);
+#include "family.cuh"
+
+namespace cute_copy {
+using namespace cute;
+
+namespace {
+
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+constexpr int kVecsPerLane = 4;
+constexpr int kVecs = 32 * kVecsPerLane;  // 16-byte vectors per warp task (2 KiB)
+
+using Vec = cute::uint128_t;
+
+// out = bytes [m, m + 16) of the 32 bytes a0:a1, m = 4 * Q + (shift / 8).
+template <int Q>
+CUTE_DEVICE uint4 funnel(uint4 const& a0, uint4 const& a1, unsigned shift) {
+  unsigned const w[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+  return make_uint4(__funnelshift_r(w[Q + 0], w[Q + 1], shift), __funnelshift_r(w[Q + 1], w[Q + 2], shift),
+                    __funnelshift_r(w[Q + 2], w[Q + 3], shift), __funnelshift_r(w[Q + 3], w[Q + 4], shift));
+}
+
+CUTE_DEVICE uint4 realign(uint4 const& a0, uint4 const& a1, int m) {
+  unsigned const shift = 8u * (m & 3);
+  switch (m >> 2) {  // uniform across the warp: m is fixed for a row
+    case 0: return funnel<0>(a0, a1, shift);
+    case 1: return funnel<1>(a0, a1, shift);
+    case 2: return funnel<2>(a0, a1, shift);
+    default: return funnel<3>(a0, a1, shift);
+  }
+}
+
+CUTE_DEVICE uint4 as_u4(Vec const& v) { return reinterpret_cast<uint4 const&>(v); }
+
+// Bytes [o, o + 16) of a destination row, element by element: source element where o + k < ls, zero
+// elsewhere. Reads only inside the source row.
+template <int Width>
+CUTE_DEVICE Vec gather_vector(std::uint8_t const* s, std::int64_t ls, std::int64_t o) {
+  using E = uint_byte_t<Width>;
+  constexpr int N = 16 / Width;
+  E e[N];
+  CUTE_UNROLL
+  for (int k = 0; k < N; ++k)
+    e[k] = o + k * Width < ls ? *reinterpret_cast<E const*>(s + o + k * Width) : E(0);
+  Vec v;
+  memcpy(&v, e, 16);
+  return v;
+}
+
+// One element of the head or tail at row offset o.
+template <int Width>
+CUTE_DEVICE void copy_element(std::uint8_t const* s, std::int64_t ls, std::uint8_t* d, std::int64_t o) {
+  using E = uint_byte_t<Width>;
+  *reinterpret_cast<E*>(d + o) = o < ls ? *reinterpret_cast<E const*>(s + o) : E(0);
+}
+
+// Segment `seg` of one destination row: d[0, ld) from s[0, ls), zeros past ls.
+template <int Width>
+CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* d, std::int64_t ld,
+                          std::int64_t seg, int lane) {
+  std::int64_t const head = cute::min(ld, std::int64_t((16 - (reinterpret_cast<std::uintptr_t>(d) & 15)) & 15));
+  std::int64_t const nb = (ld - head) / 16;  // aligned destination vectors
+  if (seg == 0) {                            // head and tail, < 16 bytes each
+    for (std::int64_t o = std::int64_t(lane) * Width; o < head; o += 32 * Width) copy_element<Width>(s, ls, d, o);
+    for (std::int64_t o = head + nb * 16 + std::int64_t(lane) * Width; o < ld; o += 32 * Width)
+      copy_element<Width>(s, ls, d, o);
+  }
+  if (seg * kVecs >= nb) return;
+
+  // The body: destination vectors [0, nb) at d + head, their source bytes at s + head.
+  std::uint8_t const* sb = s + head;
+  int const m = static_cast<int>(reinterpret_cast<std::uintptr_t>(sb) & 15);
+  TiledCopy tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<Vec>, Vec>{},
+                                         Layout<Shape<_32>>{},   // thread layout: one warp
+                                         Layout<Shape<_1>>{});   // value layout: one vector per call
+  auto tile = Shape<Int<kVecs>>{};
+  Tensor mD = make_tensor(make_gmem_ptr(reinterpret_cast<Vec*>(d + head)), make_shape(nb));  // (NB)
+  Tensor mA = make_tensor(make_gmem_ptr(reinterpret_cast<Vec const*>(sb - m)), make_shape(nb + 1));  // (NB+1) aligned source grid
+  Tensor gD = local_tile(mD, tile, make_coord(seg));  // (VECS)
+  Tensor gA = local_tile(mA, tile, make_coord(seg));  // (VECS)
+  Tensor cD = local_tile(make_identity_tensor(shape(mD)), tile, make_coord(seg));  // (VECS) -> v
+  ThrCopy thr_copy = tiled_copy.get_slice(lane);
+  Tensor tDgD = thr_copy.partition_D(gD);  // (CPY, CPY_N) = (1, kVecsPerLane)
+  Tensor tAgA = thr_copy.partition_S(gA);  // (CPY, CPY_N): aligned source vector at the same v
+  Tensor tDcD = thr_copy.partition_D(cD);  // (CPY, CPY_N) -> v
+  Tensor tDrD = make_fragment_like(tDgD);  // (CPY, CPY_N) registers
+  Tensor tDpD = make_tensor<bool>(make_shape(_1{}, size<1>(tDgD)));  // (1, CPY_N) predicates
+
+  // Loads first, all in flight, then realign and store.
+  Vec a0[kVecsPerLane], a1[kVecsPerLane];
+  bool fast[kVecsPerLane];
+  CUTE_UNROLL
+  for (int k = 0; k < kVecsPerLane; ++k) {
+    std::int64_t const v = get<0>(tDcD(0, k));
+    std::int64_t const o = head + 16 * v;  // row offset of the vector
+    tDpD(0, k) = elem_less(tDcD(0, k), shape(mD));
+    // Both aligned source vectors inside the source row: [o - m, o - m + 32) within [0, ls).
+    fast[k] = tDpD(0, k) && (m == 0 ? o + 16 <= ls : (o >= m && o - m + 32 <= ls));
+    if (fast[k]) {
+      a0[k] = tAgA(0, k);
+      if (m != 0) a1[k] = (&tAgA(0, k))[1];
+    }
+  }
+  CUTE_UNROLL
+  for (int k = 0; k < kVecsPerLane; ++k) {
+    if (!tDpD(0, k)) continue;
+    std::int64_t const o = head + 16 * std::int64_t(get<0>(tDcD(0, k)));
+    if (fast[k]) {
+      if (m == 0) {
+        tDrD(0, k) = a0[k];
+      } else {
+        uint4 r = realign(as_u4(a0[k]), as_u4(a1[k]), m);
+        tDrD(0, k) = reinterpret_cast<Vec const&>(r);
+      }
+    } else {
+      tDrD(0, k) = gather_vector<Width>(s, ls, o);
+    }
+  }
+  copy_if(tiled_copy, tDpD, tDrD, tDgD);
+}
+
+template <class I>
+CUTE_DEVICE std::int64_t load_index(std::uint64_t base, std::int64_t entry) {
+  return static_cast<std::int64_t>(reinterpret_cast<I const*>(base)[entry]);
+}
+
+// The item's index on one side; -1 when the item is skipped (negative index, or out of range,
+// which is also recorded).
+CUTE_DEVICE std::int64_t side_index(std::uint64_t index, int index_bytes, int index_stride, std::int64_t item,
+                                    std::int64_t limit, unsigned long long* status, int lane) {
+  if (index == 0) return item;
+  std::int64_t const e = item * index_stride;
+  std::int64_t const i = index_bytes == 4 ? load_index<std::int32_t>(index, e) : load_index<std::int64_t>(index, e);
+  if (i < 0) return -1;
+  if (i >= limit) {
+    if (lane == 0 && status != nullptr) {
+      atomicAdd(status, 1ull);
+      atomicMin(status + 1, static_cast<unsigned long long>(item));
+    }
+    return -1;
+  }
+  return i;
+}
+
+template <int Width, bool Batched>
+__global__ void __launch_bounds__(kThreads)
+    realign_kernel(RowsDesc const one, RowsDesc const* descs, int count, std::int64_t tasks,
+                   unsigned long long* status, std::uint64_t src_base, std::uint64_t dst_base) {
+  int const lane = threadIdx.x % 32;
+  for (std::int64_t task = std::int64_t(blockIdx.x) * kWarps + threadIdx.x / 32; task < tasks;
+       task += std::int64_t(gridDim.x) * kWarps) {
+    RowsDesc const* dp = &one;
+    if constexpr (Batched) {  // the last descriptor whose first task is <= task
+      int lo = 0, hi = count - 1;
+      while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (descs[mid].task_begin <= task) lo = mid; else hi = mid - 1;
+      }
+      dp = descs + lo;
+    }
+    RowsDesc const& p = *dp;
+    std::int64_t const local = task - p.task_begin;
+    std::int64_t const seg = local % p.segs;
+    std::int64_t const r = local / p.segs;
+    std::int64_t const item = r / p.dst_rows, row = r % p.dst_rows;
+    std::int64_t const si = side_index(p.src_index, p.index_bytes, p.index_stride, item, p.src_items, status, lane);
+    if (si < 0) continue;
+    std::int64_t const di = side_index(p.dst_index, p.index_bytes, p.index_stride, item, p.dst_items, status, lane);
+    if (di < 0) continue;
+    auto const* s = reinterpret_cast<std::uint8_t const*>(src_base + p.src) + si * p.src_item_stride + row * p.src_pitch;
+    auto* d = reinterpret_cast<std::uint8_t*>(dst_base + p.dst) + di * p.dst_item_stride + row * p.dst_pitch;
+    std::int64_t const ls = row < p.src_rows ? p.src_row_bytes : 0;
+    copy_row<Width>(s, ls, d, p.dst_row_bytes, seg, lane);
+  }
+}
+
+// Blocks of a persistent grid: every SM filled with as many blocks as can be resident.
+template <class Kernel>
+unsigned persistent_blocks(Kernel kernel, std::int64_t tasks) {
+  int dev = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0) != cudaSuccess) {
+    cudaGetLastError();
+    sms = 1, per_sm = 1;
+  }
+  std::int64_t const needed = (tasks + kWarps - 1) / kWarps;
+  std::int64_t const limit = std::int64_t(sms) * cute::max(per_sm, 1);
+  return static_cast<unsigned>(cute::max<std::int64_t>(1, cute::min(needed, limit)));
+}
+
+template <int Width, int AtomBytes, bool ZeroFill>
+struct RealignLaunch {
+  static void run(RowsDesc const& one, RowsDesc const* descs, int count, std::int64_t tasks,
+                  unsigned long long* status, std::uint64_t src_base, std::uint64_t dst_base,
+                  cudaStream_t stream) {
+    if (tasks <= 0) return;
+    if (descs == nullptr) {
+      auto kernel = realign_kernel<Width, false>;
+      kernel<<<persistent_blocks(kernel, tasks), kThreads, 0, stream>>>(one, nullptr, 0, tasks, status,
+                                                                         src_base, dst_base);
+    } else {
+      auto kernel = realign_kernel<Width, true>;
+      kernel<<<persistent_blocks(kernel, tasks), kThreads, 0, stream>>>(one, descs, count, tasks, status,
+                                                                         src_base, dst_base);
+    }
+    check_launch("realign_kernel");
+  }
+};
+
+template <int Width, int AtomBytes, bool ZeroFill>
+struct RealignConfig {
+  // As the engine's KernelConfig: 8 warps, each a (1, 32) thread row; one 16-byte vector per atom
+  // call; a block's 8 warps take 8 consecutive (row, segment) tasks of kVecs vectors each: with
+  // one segment per row, an (8, kVecs * 16 / Width) tile.
+  static ConfigValues run() {
+    return {kThreads, kWarps, 32, 1, 16 / Width, kWarps, kVecs * 16 / Width, 0};
+  }
+};
+
+template <template <int, int, bool> class Op, class... Args>
+auto dispatch(AtomId atom, int width, Args const&... args) {
+  switch (atom) {
+#define CUTE_COPY_ATOM(name, family, bytes, zfill, op) CUTE_COPY_ROW_##family(name, bytes, zfill)
+#include "../menu.def"
+    default: break;
+  }
+  throw std::invalid_argument("atom is not in the realign family");
+}
+
+}  // namespace
+
+std::int64_t realign_segments(std::int64_t row_bytes) {
+  std::int64_t const vecs = row_bytes / 16;
+  return cute::max<std::int64_t>(1, (vecs + kVecs - 1) / kVecs);
+}
+
+void launch_realign(AtomId atom, int width, RowsDesc const& one, RowsDesc const* descs, int count,
+                    std::int64_t tasks, unsigned long long* status, std::uint64_t src_base,
+                    std::uint64_t dst_base, cudaStream_t stream) {
+  dispatch<RealignLaunch>(atom, width, one, descs, count, tasks, status, src_base, dst_base, stream);
+}
+
+ConfigValues config_realign(AtomId atom, int width) { return dispatch<RealignConfig>(atom, width); }
+
+}  // namespace cute_copy

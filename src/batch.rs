@@ -1,0 +1,826 @@
+//! Many copies, one launch: batches of 2D copies, row gathers and scatters, and block-table copies.
+//!
+//! All of them run on the realign family (any byte alignment, 16-byte-aligned loads and stores):
+//! each copy is a row descriptor ([`crate::ffi::RowsDesc`]); a kernel launch walks the warp tasks
+//! (item, row, segment) of every descriptor with a persistent grid. A [`Batch`] keeps its
+//! descriptors in device memory, so it is uploaded once and re-launched (or captured into a CUDA
+//! graph) as one kernel. Index-driven copies ([`gather_rows`], [`scatter_rows`], [`copy_blocks`])
+//! are one descriptor passed by value, their indices read on the device.
+//!
+//! **Indices.** An index is an `i32` or `i64` ([`Index`]). A negative index skips its row or block
+//! (the convention of paged-attention caches). An index past the end is never followed: the kernel
+//! skips it and counts it in an [`IndexStatus`]; [`IndexStatus::check`] waits for the stream and
+//! returns [`Error::IndexOutOfRange`] with the count and the lowest offending item (and clears the
+//! status for the next launch). Host-side index lists are checked before upload by
+//! [`upload_indices`]. Repeated destination indices (a scatter, a block table) leave the result of
+//! one of the writers, unspecified which, as in PyTorch's `index_copy_` with repeated indices.
+
+use std::fmt;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
+
+use crate::error::{Error, Result};
+use crate::ffi::{self, BatchLaunch, RowsDesc};
+use crate::matrix::{span, MatrixView, MatrixViewMut};
+use crate::{Atom, DType, Element};
+
+/// An index type the kernels read: `i32` or `i64`.
+pub trait Index: DeviceRepr + ValidAsZeroBits + Copy + Into<i64> + fmt::Debug + 'static {
+    /// Bytes per index.
+    const BYTES: i32;
+}
+impl Index for i32 {
+    const BYTES: i32 = 4;
+}
+impl Index for i64 {
+    const BYTES: i32 = 8;
+}
+
+/// A region of a buffer for [`Batch::push`]: `rows × cols` elements, row-major with leading
+/// dimension `ld`, element (0, 0) at `offset` elements from the element (0, 0) of the batch's view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// Offset of element (0, 0), in elements, from the view's element (0, 0).
+    pub offset: usize,
+    /// Rows.
+    pub rows: usize,
+    /// Columns.
+    pub cols: usize,
+    /// Leading dimension (elements between row starts).
+    pub ld: usize,
+}
+
+impl Region {
+    /// The `rows × cols` region at element (`row`, `col`) of a matrix with leading dimension `ld`.
+    pub fn at(row: usize, col: usize, rows: usize, cols: usize, ld: usize) -> Region {
+        Region {
+            offset: row * ld + col,
+            rows,
+            cols,
+            ld,
+        }
+    }
+}
+
+/// Where the rows of one side of a copy lie: byte address of row 0, rows, bytes per row, pitch.
+#[derive(Clone, Copy, Debug)]
+struct Extent {
+    addr: u64,
+    rows: u64,
+    row_bytes: u64,
+    pitch: u64,
+}
+
+impl Extent {
+    fn end(&self) -> u64 {
+        if self.rows == 0 || self.row_bytes == 0 {
+            self.addr
+        } else {
+            self.addr + (self.rows - 1) * self.pitch + self.row_bytes
+        }
+    }
+
+    /// Whether two row sets share a byte. Exact when the pitches are equal (rows of one strided
+    /// matrix, e.g. column strips); otherwise conservative: overlapping address spans count.
+    fn overlaps(&self, other: &Extent) -> bool {
+        if self.end() <= other.addr || other.end() <= self.addr {
+            return false;
+        }
+        if self.pitch != other.pitch || self.pitch == 0 {
+            return true;
+        }
+        let (a, b) = if self.addr <= other.addr {
+            (self, other)
+        } else {
+            (other, self)
+        };
+        let p = a.pitch;
+        let d = b.addr - a.addr;
+        let (q, r) = (d / p, d % p);
+        // Row i of a meets row j of b only for j = i - q (offset r) or j = i - q - 1 (r - p).
+        let rows_meet = |shift: u64| {
+            let lo = shift;
+            let hi = (shift + b.rows).min(a.rows);
+            lo < hi
+        };
+        (r < a.row_bytes && rows_meet(q)) || (r + b.row_bytes > p && rows_meet(q + 1))
+    }
+}
+
+/// Refuse a list of destination extents that share bytes with each other or with any source.
+fn check_disjoint(dsts: &[Extent], srcs: &[Extent]) -> Result<()> {
+    let mut all: Vec<(u64, u64, bool, usize)> = dsts
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.addr, e.end(), true, i))
+        .chain(
+            srcs.iter()
+                .enumerate()
+                .map(|(i, e)| (e.addr, e.end(), false, i)),
+        )
+        .filter(|(a, b, _, _)| a < b)
+        .collect();
+    all.sort_unstable();
+    // Sweep by start address; `open` holds the entries whose span is still running.
+    let mut open: Vec<(u64, bool, usize)> = Vec::new();
+    for &(start, end, is_dst, i) in &all {
+        open.retain(|&(e, _, _)| e > start);
+        for &(_, other_dst, j) in &open {
+            if !(is_dst || other_dst) {
+                continue; // two sources may share bytes
+            }
+            let ext = |dst: bool, k: usize| if dst { dsts[k] } else { srcs[k] };
+            if ext(is_dst, i).overlaps(&ext(other_dst, j)) {
+                return Err(Error::Overlap);
+            }
+        }
+        open.push((end, is_dst, i));
+    }
+    Ok(())
+}
+
+fn check_context(
+    what: &'static str,
+    buffer: &Arc<cudarc::driver::CudaContext>,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    if buffer != stream.context() {
+        return Err(Error::WrongContext {
+            what,
+            buffer_device: buffer.ordinal(),
+            stream_device: stream.context().ordinal(),
+        });
+    }
+    Ok(())
+}
+
+/// Row descriptor of one plain copy or pad, coalesced to one run when both sides are contiguous.
+fn copy_desc(src: Extent, dst: Extent) -> RowsDesc {
+    let (mut s, mut d) = (src, dst);
+    if s.rows == d.rows
+        && s.row_bytes == d.row_bytes
+        && s.rows > 1
+        && s.pitch == s.row_bytes
+        && d.pitch == d.row_bytes
+    {
+        s = Extent {
+            rows: 1,
+            row_bytes: s.row_bytes * s.rows,
+            pitch: s.row_bytes * s.rows,
+            ..s
+        };
+        d = Extent {
+            rows: 1,
+            row_bytes: d.row_bytes * d.rows,
+            pitch: d.row_bytes * d.rows,
+            ..d
+        };
+    }
+    RowsDesc {
+        src: s.addr,
+        dst: d.addr,
+        src_pitch: s.pitch as i64,
+        dst_pitch: d.pitch as i64,
+        src_row_bytes: s.row_bytes as i64,
+        dst_row_bytes: d.row_bytes as i64,
+        src_rows: s.rows as i64,
+        dst_rows: d.rows as i64,
+        items: 1,
+        index_bytes: 4,
+        index_stride: 1,
+        segs: ffi::rows_segments(d.row_bytes as i64),
+        ..RowsDesc::default()
+    }
+}
+
+fn tasks_of(d: &RowsDesc) -> i64 {
+    d.items * d.dst_rows * d.segs
+}
+
+/// A device buffer that counts indices found out of range by index-driven copies.
+///
+/// Allocate it once, pass it to every launch, and [`check`](IndexStatus::check) it when you
+/// synchronize: the kernels only add to it, `check` reads and clears it.
+#[derive(Debug)]
+pub struct IndexStatus {
+    /// [count, lowest item]
+    buf: CudaSlice<u64>,
+}
+
+impl IndexStatus {
+    /// A cleared status buffer on `stream`'s device.
+    pub fn new(stream: &Arc<CudaStream>) -> Result<Self> {
+        let buf = stream.clone_htod(&[0u64, u64::MAX])?;
+        Ok(IndexStatus { buf })
+    }
+
+    /// Wait for `stream`, then report what the launches since the last check found: `Ok` when
+    /// every index was in range (negative ones are skips, not errors), else
+    /// [`Error::IndexOutOfRange`]. Clears the status either way.
+    pub fn check(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        let v = stream.clone_dtoh(&self.buf)?;
+        stream.memcpy_htod(&[0u64, u64::MAX], &mut self.buf)?;
+        stream.synchronize()?;
+        match v[0] {
+            0 => Ok(()),
+            count => Err(Error::IndexOutOfRange {
+                count,
+                first_item: v[1],
+            }),
+        }
+    }
+
+    fn addr<'s>(&'s mut self, stream: &'s CudaStream) -> (u64, cudarc::driver::SyncOnDrop<'s>) {
+        self.buf.device_ptr_mut(stream)
+    }
+}
+
+/// Check host-side indices against `limit` (negative ones are skips) and upload them.
+/// An index at or past `limit` is [`Error::IndexOutOfRange`] before anything is uploaded.
+pub fn upload_indices<I: Index>(
+    stream: &Arc<CudaStream>,
+    indices: &[I],
+    limit: usize,
+) -> Result<CudaSlice<I>> {
+    let bad: Vec<usize> = indices
+        .iter()
+        .enumerate()
+        .filter(|(_, &i)| i.into() >= limit as i64)
+        .map(|(k, _)| k)
+        .collect();
+    if let Some(&first) = bad.first() {
+        return Err(Error::IndexOutOfRange {
+            count: bad.len() as u64,
+            first_item: first as u64,
+        });
+    }
+    if indices.is_empty() {
+        return Ok(stream.alloc_zeros::<I>(1)?);
+    }
+    Ok(stream.clone_htod(indices)?)
+}
+
+/// What one launch of a batch or index-driven copy does. `Display` prints it with its reasons.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchPlan {
+    /// The element type.
+    pub dtype: DType,
+    /// Copies (descriptors) in the launch; for index-driven copies, 1.
+    pub copies: usize,
+    /// Items (rows gathered, blocks copied, or 1 per copy).
+    pub items: usize,
+    /// Copies that move nothing.
+    pub empty: usize,
+    /// Copies run as one contiguous run (both sides contiguous).
+    pub coalesced: usize,
+    /// Copies with a side whose row starts are not all 16-byte aligned (realigned in registers).
+    pub realigned: usize,
+    /// Warp tasks (item, row, segment of up to 2 KiB) of the whole launch.
+    pub tasks: i64,
+    /// Bytes read plus written, counting every item as present (skipped items move less).
+    pub bytes: u64,
+    /// What it is: "batch", "row gather", "row scatter", "block copy".
+    pub kind: &'static str,
+}
+
+impl BatchPlan {
+    fn of(kind: &'static str, dtype: DType, descs: &[RowsDesc]) -> Self {
+        let mut p = BatchPlan {
+            dtype,
+            copies: descs.len(),
+            items: 0,
+            empty: 0,
+            coalesced: 0,
+            realigned: 0,
+            tasks: 0,
+            bytes: 0,
+            kind,
+        };
+        for d in descs {
+            p.items += d.items as usize;
+            p.tasks += tasks_of(d);
+            if d.dst_rows == 0 || d.dst_row_bytes == 0 || d.items == 0 {
+                p.empty += 1;
+            }
+            if d.dst_rows == 1 && d.src_rows == 1 && d.items == 1 && d.src_row_bytes > 0 {
+                p.coalesced += 1;
+            }
+            let aligned =
+                |addr: u64, pitch: i64| addr % 16 == 0 && (d.dst_rows <= 1 || pitch % 16 == 0);
+            if !aligned(d.src, d.src_pitch) || !aligned(d.dst, d.dst_pitch) {
+                p.realigned += 1;
+            }
+            p.bytes +=
+                (d.items * (d.src_rows * d.src_row_bytes + d.dst_rows * d.dst_row_bytes)) as u64;
+        }
+        p
+    }
+
+    /// Blocks' worth of warp tasks (8 warps per block); the persistent grid caps the launch at
+    /// the blocks the device holds at once.
+    pub fn blocks(&self) -> usize {
+        (self.tasks as usize).div_ceil(8)
+    }
+}
+
+impl fmt::Display for BatchPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "plan: {} of {} {} ({} item{}) on {} in one launch",
+            self.kind,
+            self.copies,
+            if self.copies == 1 { "copy" } else { "copies" },
+            self.items,
+            if self.items == 1 { "" } else { "s" },
+            Atom::Realign128
+        )?;
+        writeln!(
+            f,
+            "  - one kernel for all of them: the descriptors (shape, pitches, offsets, indices) {}; a warp task is (item, row, 2 KiB segment), {} tasks in all ({} blocks' worth of 8 warps), walked by a persistent grid (SMs x resident blocks); a batch finds each task's copy by binary search over the prefix sums of the task counts",
+            if self.kind == "batch" { "live in device memory, uploaded once" } else { "travel in the launch's parameters" },
+            self.tasks,
+            self.blocks()
+        )?;
+        writeln!(
+            f,
+            "  - every copy runs 16-byte-aligned loads and stores on its row bodies: {} of {} realign a side whose rows are not 16-byte aligned (funnel shifts in registers), the rest load and store aligned vectors directly; heads and tails go element by element",
+            self.realigned, self.copies
+        )?;
+        if self.coalesced > 0 {
+            writeln!(
+                f,
+                "  - {} cop{} contiguous on both sides, coalesced into one run",
+                self.coalesced,
+                if self.coalesced == 1 {
+                    "y is"
+                } else {
+                    "ies are"
+                }
+            )?;
+        }
+        if self.empty > 0 {
+            writeln!(
+                f,
+                "  - {} empty cop{} (no tasks)",
+                self.empty,
+                if self.empty == 1 { "y" } else { "ies" }
+            )?;
+        }
+        if self.kind != "batch" {
+            writeln!(f, "  - indices read on the device: negative = skip; past the end = skip and count in the IndexStatus (IndexStatus::check reports it)")?;
+        }
+        write!(f, "  - bytes read + written: {}", self.bytes)
+    }
+}
+
+/// A batch of copies (or pads) of one dtype, planned once and launched as one kernel on any
+/// source and destination views large enough for it.
+///
+/// Each entry is a pair of [`Region`]s (relative to the element (0, 0) of the source and the
+/// destination view) with its own shape, leading dimensions and offsets, any alignment; a
+/// destination region larger than its source region is a pad (the rest written as zeros).
+/// Destination regions may not share bytes with each other ([`Error::Overlap`], checked at
+/// [`upload`](Batch::upload)). The descriptors go to device memory once ([`upload`](Batch::upload),
+/// or the first [`launch`](Batch::launch) after a `push`); every later launch, or CUDA-graph
+/// capture of one, is a single kernel with nothing uploaded. The batch does not borrow the
+/// buffers: it can be re-launched between reads of the destination.
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// use cute_copy::{Batch, DeviceMatrix, Region};
+/// let stream = cute_copy::stream(0)?;
+/// let src = DeviceMatrix::<half::f16>::zeros(&stream, 1024, 1024, 1024)?;
+/// let mut dst = DeviceMatrix::<half::f16>::zeros(&stream, 1024, 1024, 1024)?;
+/// let mut batch = Batch::<half::f16>::new();
+/// for k in 0..100 {
+///     batch.push(Region::at(k, 3, 5, 100, 1024), Region::at(5 * k, 7, 5, 100, 1024))?;
+/// }
+/// println!("{}", batch.plan());
+/// batch.launch(&src.view(), &mut dst.view_mut(), &stream)?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Batch<T: Element> {
+    pairs: Vec<(Region, Region)>,
+    /// Elements each side needs from its view's element (0, 0).
+    needed: (usize, usize),
+    /// Device descriptors (offsets from the views' element (0, 0)) and their task count.
+    uploaded: Option<(CudaSlice<RowsDesc>, i64)>,
+    _element: std::marker::PhantomData<T>,
+}
+
+impl<T: Element> Default for Batch<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Element> Batch<T> {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Batch {
+            pairs: Vec::new(),
+            needed: (0, 0),
+            uploaded: None,
+            _element: std::marker::PhantomData,
+        }
+    }
+
+    /// Add one copy (equal shapes) or pad (destination larger). Checked here: shapes and leading
+    /// dimensions; at launch, that the views hold every region.
+    pub fn push(&mut self, src: Region, dst: Region) -> Result<()> {
+        if dst.rows < src.rows || dst.cols < src.cols {
+            return Err(Error::ShapeMismatch {
+                src: (src.rows, src.cols),
+                dst: (dst.rows, dst.cols),
+                what: "a batch entry needs a destination at least as large as its source",
+            });
+        }
+        let mut ends = [0usize; 2];
+        for (k, (r, what)) in [(&src, "source"), (&dst, "destination")]
+            .into_iter()
+            .enumerate()
+        {
+            if r.ld < r.cols || r.ld == 0 {
+                return Err(Error::Shape(format!(
+                    "{what} region: leading dimension {} is smaller than cols {} (or zero)",
+                    r.ld, r.cols
+                )));
+            }
+            let bytes = |n: usize| {
+                n.checked_mul(T::DTYPE.size_bytes())
+                    .filter(|&b| b <= i64::MAX as usize / 4)
+            };
+            ends[k] = span(r.rows, r.cols, r.ld)?
+                .checked_add(r.offset)
+                .filter(|&end| bytes(end).is_some() && bytes(r.ld).is_some())
+                .ok_or_else(|| Error::Overflow(format!("{what} region {r:?}")))?;
+        }
+        self.needed = (self.needed.0.max(ends[0]), self.needed.1.max(ends[1]));
+        self.pairs.push((src, dst));
+        self.uploaded = None;
+        Ok(())
+    }
+
+    /// Copies in the batch.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Whether the batch has no copies.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// Elements the (source, destination) views must hold from their element (0, 0).
+    pub fn needed(&self) -> (usize, usize) {
+        self.needed
+    }
+
+    /// Descriptors with addresses relative to the views' element (0, 0).
+    fn descriptors(&self) -> Vec<RowsDesc> {
+        let e = T::DTYPE.size_bytes() as u64;
+        let extent = |r: &Region| Extent {
+            addr: r.offset as u64 * e,
+            rows: r.rows as u64,
+            row_bytes: r.cols as u64 * e,
+            pitch: r.ld as u64 * e,
+        };
+        let mut begin = 0i64;
+        self.pairs
+            .iter()
+            .map(|(s, d)| {
+                let mut desc = copy_desc(extent(s), extent(d));
+                if d.rows == 0 || d.cols == 0 {
+                    desc.dst_rows = 0;
+                }
+                desc.task_begin = begin;
+                begin += tasks_of(&desc);
+                desc
+            })
+            .collect()
+    }
+
+    /// What a launch will do, for views whose element (0, 0) is 16-byte aligned (alignment is
+    /// decided per row on the device; this only counts it for the report).
+    pub fn plan(&self) -> BatchPlan {
+        BatchPlan::of("batch", T::DTYPE, &self.descriptors())
+    }
+
+    /// Check that no two destination regions share a byte and upload the descriptors to device
+    /// memory on `stream`, unless done since the last `push`. [`launch`](Batch::launch) does this
+    /// itself; call it first when the launch is to be captured into a CUDA graph.
+    pub fn upload(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        if self.uploaded.is_some() {
+            return Ok(());
+        }
+        let descs = self.descriptors();
+        let dsts: Vec<Extent> = descs
+            .iter()
+            .map(|d| Extent {
+                addr: d.dst,
+                rows: d.dst_rows as u64,
+                row_bytes: d.dst_row_bytes as u64,
+                pitch: d.dst_pitch as u64,
+            })
+            .collect();
+        check_disjoint(&dsts, &[])?;
+        let tasks = descs.iter().map(tasks_of).sum::<i64>();
+        let dev = if descs.is_empty() {
+            stream.alloc_zeros::<RowsDesc>(1)?
+        } else {
+            stream.clone_htod(&descs)?
+        };
+        self.uploaded = Some((dev, tasks));
+        Ok(())
+    }
+
+    /// Enqueue the whole batch as one kernel on `stream`, from regions of `src` into regions of
+    /// `dst` (uploading the descriptors first if the batch changed since the last launch).
+    /// Returns the number of warp tasks launched.
+    pub fn launch(
+        &mut self,
+        src: &MatrixView<'_, T>,
+        dst: &mut MatrixViewMut<'_, T>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<i64> {
+        let e = T::DTYPE.size_bytes() as u64;
+        for (g, needed) in [
+            (src.geometry(), self.needed.0),
+            (dst.geometry(), self.needed.1),
+        ] {
+            if g.offset.checked_add(needed).is_none_or(|end| end > g.len) {
+                return Err(Error::OutOfBounds {
+                    offset: g.offset,
+                    needed,
+                    len: g.len,
+                });
+            }
+        }
+        check_context("source", src.context(), stream)?;
+        check_context("destination", dst.context(), stream)?;
+        self.upload(stream)?;
+        let (descs, tasks) = self.uploaded.as_ref().expect("uploaded above");
+        if *tasks == 0 {
+            return Ok(0);
+        }
+        // Hold every buffer's guard until the launch is enqueued.
+        let src_pin = src.pin(stream);
+        let dst_pin = dst.pin(stream);
+        let (s_len, d_len) = (self.needed.0 as u64 * e, self.needed.1 as u64 * e);
+        if src_pin.addr < dst_pin.addr + d_len && dst_pin.addr < src_pin.addr + s_len {
+            return Err(Error::Overlap);
+        }
+        let (descs_addr, _g) = descs.device_ptr(stream);
+        stream.context().bind_to_thread()?;
+        ffi::launch_rows(
+            &RowsDesc::default(),
+            &BatchLaunch {
+                atom: Atom::Realign128 as u32,
+                elem_bytes: e as u32,
+                descs: descs_addr,
+                count: self.pairs.len() as u64,
+                tasks: *tasks,
+                status: 0,
+                src_base: src_pin.addr,
+                dst_base: dst_pin.addr,
+                stream: stream.cu_stream() as u64,
+            },
+        )?;
+        Ok(*tasks)
+    }
+}
+
+/// One index-driven descriptor, launched by value with the status buffer.
+fn launch_indexed(
+    desc: RowsDesc,
+    dtype: DType,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let tasks = tasks_of(&desc);
+    if tasks == 0 {
+        return Ok(());
+    }
+    let (status_addr, _g) = status.addr(stream);
+    stream.context().bind_to_thread()?;
+    // A one-descriptor batch: the descriptor goes by value when `count` is 0 (no device array).
+    ffi::launch_rows(
+        &desc,
+        &BatchLaunch {
+            atom: Atom::Realign128 as u32,
+            elem_bytes: dtype.size_bytes() as u32,
+            descs: 0,
+            count: 1,
+            tasks,
+            status: status_addr,
+            src_base: 0,
+            dst_base: 0,
+            stream: stream.cu_stream() as u64,
+        },
+    )
+}
+
+fn index_addr<'s, I: Index>(
+    idx: &'s CudaSlice<I>,
+    stream: &'s Arc<CudaStream>,
+) -> Result<(u64, cudarc::driver::SyncOnDrop<'s>)> {
+    check_context("indices", idx.context(), stream)?;
+    Ok(idx.device_ptr(stream))
+}
+
+fn check_cols<T: Element>(src: &MatrixView<'_, T>, dst: &MatrixViewMut<'_, T>) -> Result<()> {
+    if src.cols() != dst.cols() {
+        return Err(Error::ShapeMismatch {
+            src: (src.rows(), src.cols()),
+            dst: (dst.rows(), dst.cols()),
+            what: "rows move between matrices of the same number of columns",
+        });
+    }
+    src.geometry().check_extent()?;
+    dst.geometry().check_extent()
+}
+
+fn pinned_pair<'s, T: Element>(
+    src: &'s MatrixView<'_, T>,
+    dst: &'s mut MatrixViewMut<'_, T>,
+    stream: &'s Arc<CudaStream>,
+) -> Result<(crate::matrix::Pinned<'s>, crate::matrix::Pinned<'s>)> {
+    check_context("source", src.context(), stream)?;
+    check_context("destination", dst.context(), stream)?;
+    let e = T::DTYPE.size_bytes() as u64;
+    let (sg, dg) = (src.geometry(), dst.geometry());
+    let s = src.pin(stream);
+    let d = dst.pin(stream);
+    let s_len = span(sg.rows, sg.cols, sg.ld)? as u64 * e;
+    let d_len = span(dg.rows, dg.cols, dg.ld)? as u64 * e;
+    if s.addr < d.addr + d_len && d.addr < s.addr + s_len {
+        return Err(Error::Overlap);
+    }
+    Ok((s, d))
+}
+
+fn row_desc<T: Element>(src: &MatrixView<'_, T>, dst: &MatrixViewMut<'_, T>) -> RowsDesc {
+    let e = T::DTYPE.size_bytes() as i64;
+    let row_bytes = src.cols() as i64 * e;
+    RowsDesc {
+        src_pitch: 0,
+        dst_pitch: 0,
+        src_row_bytes: row_bytes,
+        dst_row_bytes: row_bytes,
+        src_rows: 1,
+        dst_rows: 1,
+        src_item_stride: src.ld() as i64 * e,
+        dst_item_stride: dst.ld() as i64 * e,
+        src_items: src.rows() as i64,
+        dst_items: dst.rows() as i64,
+        index_stride: 1,
+        segs: ffi::rows_segments(row_bytes),
+        ..RowsDesc::default()
+    }
+}
+
+/// Row gather: `dst[i, :] = src[indices[i], :]` for every row `i` of `dst`, in one launch.
+/// `indices` holds at least `dst.rows()` entries on the device; a negative entry leaves its
+/// destination row untouched; one at or past `src.rows()` too, and is counted in `status`.
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// let stream = cute_copy::stream(0)?;
+/// let table = cute_copy::DeviceMatrix::<f32>::zeros(&stream, 50_000, 256, 256)?;
+/// let mut out = cute_copy::DeviceMatrix::<f32>::zeros(&stream, 3, 256, 256)?;
+/// let idx = cute_copy::upload_indices(&stream, &[7i64, -1, 49_999], table.rows())?;
+/// let mut status = cute_copy::IndexStatus::new(&stream)?;
+/// cute_copy::gather_rows(&table.view(), &idx, &mut out.view_mut(), &mut status, &stream)?;
+/// status.check(&stream)?; // waits; Err(IndexOutOfRange) if an index was past the end
+/// # Ok(()) }
+/// ```
+pub fn gather_rows<T: Element, I: Index>(
+    src: &MatrixView<'_, T>,
+    indices: &CudaSlice<I>,
+    dst: &mut MatrixViewMut<'_, T>,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<BatchPlan> {
+    check_cols(src, dst)?;
+    if indices.len() < dst.rows() {
+        return Err(Error::Shape(format!(
+            "{} indices for {} destination rows",
+            indices.len(),
+            dst.rows()
+        )));
+    }
+    let (idx, _ig) = index_addr(indices, stream)?;
+    let mut desc = row_desc(src, dst);
+    desc.items = if src.cols() == 0 {
+        0
+    } else {
+        dst.rows() as i64
+    };
+    let (s, d) = pinned_pair(src, dst, stream)?;
+    (desc.src, desc.dst) = (s.addr, d.addr);
+    desc.src_index = idx;
+    desc.index_bytes = I::BYTES;
+    let plan = BatchPlan::of("row gather", T::DTYPE, &[desc]);
+    launch_indexed(desc, T::DTYPE, status, stream)?;
+    Ok(plan)
+}
+
+/// Row scatter: `dst[indices[i], :] = src[i, :]` for every row `i` of `src`, in one launch.
+/// Negative entries skip their source row; entries at or past `dst.rows()` are skipped and counted
+/// in `status`. With repeated indices one of the writers wins, unspecified which.
+pub fn scatter_rows<T: Element, I: Index>(
+    src: &MatrixView<'_, T>,
+    indices: &CudaSlice<I>,
+    dst: &mut MatrixViewMut<'_, T>,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<BatchPlan> {
+    check_cols(src, dst)?;
+    if indices.len() < src.rows() {
+        return Err(Error::Shape(format!(
+            "{} indices for {} source rows",
+            indices.len(),
+            src.rows()
+        )));
+    }
+    let (idx, _ig) = index_addr(indices, stream)?;
+    let mut desc = row_desc(src, dst);
+    desc.items = if src.cols() == 0 {
+        0
+    } else {
+        src.rows() as i64
+    };
+    let (s, d) = pinned_pair(src, dst, stream)?;
+    (desc.src, desc.dst) = (s.addr, d.addr);
+    desc.dst_index = idx;
+    desc.index_bytes = I::BYTES;
+    let plan = BatchPlan::of("row scatter", T::DTYPE, &[desc]);
+    launch_indexed(desc, T::DTYPE, status, stream)?;
+    Ok(plan)
+}
+
+/// Block-table copy (paged KV-cache copy and swap): for each pair `k`, the block
+/// `pairs[2k]` of `src` goes to block `pairs[2k + 1]` of `dst`, in one launch. A block is
+/// `block_rows` consecutive rows: block `b` is rows `b * block_rows ..` of the view, so a pool of
+/// `n` blocks is a `(n * block_rows) × cols` matrix (vLLM's `[num_blocks, block_size, ...]`).
+/// `pairs` holds `2 * n` entries (`[n, 2]` row-major) on the device. A negative entry skips the
+/// pair; one past the last whole block of its side is skipped and counted in `status`.
+pub fn copy_blocks<T: Element, I: Index>(
+    src: &MatrixView<'_, T>,
+    dst: &mut MatrixViewMut<'_, T>,
+    block_rows: usize,
+    pairs: &CudaSlice<I>,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<BatchPlan> {
+    check_cols(src, dst)?;
+    if block_rows == 0 {
+        return Err(Error::Shape("blocks of 0 rows".into()));
+    }
+    if pairs.len() % 2 != 0 {
+        return Err(Error::Shape(format!(
+            "a block table holds pairs: {} entries is odd",
+            pairs.len()
+        )));
+    }
+    let (idx, _ig) = index_addr(pairs, stream)?;
+    let dst_blocks = (dst.rows() / block_rows) as i64;
+    let ld = dst.ld() as i64;
+    let (s, d) = pinned_pair(src, dst, stream)?;
+    let e = T::DTYPE.size_bytes() as i64;
+    let (cols, ls) = (src.cols() as i64, src.ld() as i64);
+    let br = block_rows as i64;
+    // Contiguous blocks on both sides coalesce into one run each.
+    let (rows, row_bytes, sp, dp) = if ls == cols && ld == cols {
+        (1, br * cols * e, br * cols * e, br * cols * e)
+    } else {
+        (br, cols * e, ls * e, ld * e)
+    };
+    let desc = RowsDesc {
+        src: s.addr,
+        dst: d.addr,
+        src_pitch: sp,
+        dst_pitch: dp,
+        src_row_bytes: row_bytes,
+        dst_row_bytes: row_bytes,
+        src_rows: rows,
+        dst_rows: rows,
+        items: if cols == 0 { 0 } else { pairs.len() as i64 / 2 },
+        src_item_stride: br * ls * e,
+        dst_item_stride: br * ld * e,
+        src_index: idx,
+        dst_index: idx + I::BYTES as u64,
+        src_items: (src.rows() / block_rows) as i64,
+        dst_items: dst_blocks,
+        index_bytes: I::BYTES,
+        index_stride: 2,
+        segs: ffi::rows_segments(row_bytes),
+        task_begin: 0,
+    };
+    let plan = BatchPlan::of("block copy", T::DTYPE, &[desc]);
+    launch_indexed(desc, T::DTYPE, status, stream)?;
+    Ok(plan)
+}

@@ -1,0 +1,197 @@
+//! The realign family and coalesced runs on the GPU: every relative byte shift between source and
+//! destination, heads and tails shorter than a vector, rows shorter than 16 bytes, multi-segment
+//! rows, pads, one-row and one-column copies, contiguous copies run as one range. Every case
+//! poisons the destination and compares the whole allocation (canaries included) with the host
+//! reference.
+
+mod common;
+
+use common::{check, gpu, Case};
+use cute_copy::{Atom, DType, Operand, Operation, Plan};
+use half::{bf16, f16};
+use rand::{Rng, SeedableRng};
+
+fn rng(seed: u64) -> rand::rngs::StdRng {
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+type Stream = std::sync::Arc<cute_copy::cudarc::driver::CudaStream>;
+
+fn check_dtype(stream: &Stream, dtype: DType, case: Case, r: &mut rand::rngs::StdRng) -> Plan {
+    match dtype {
+        DType::F32 => check::<f32>(stream, case, r),
+        DType::F64 => check::<f64>(stream, case, r),
+        DType::F16 => check::<f16>(stream, case, r),
+        DType::BF16 => check::<bf16>(stream, case, r),
+        DType::U8 => check::<u8>(stream, case, r),
+        DType::I8 => check::<i8>(stream, case, r),
+        DType::U16 => check::<u16>(stream, case, r),
+        DType::I16 => check::<i16>(stream, case, r),
+        DType::U32 => check::<u32>(stream, case, r),
+        DType::I32 => check::<i32>(stream, case, r),
+        DType::U64 => check::<u64>(stream, case, r),
+        DType::I64 => check::<i64>(stream, case, r),
+    }
+}
+
+#[test]
+fn every_relative_byte_shift_is_realigned_exactly() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(11);
+    // u8: source and destination column offsets 0..16 each, so (src - dst) mod 16 takes every
+    // value with heads of every length; odd pitches make the shift change from row to row.
+    for sc in 0..16 {
+        for dc in 0..16 {
+            let case = Case::copy(37, 3001)
+                .lds(3001 + sc + 7, 3001 + dc + 16)
+                .at((1, sc), (2, dc))
+                .atom(Atom::Realign128);
+            let plan = check::<u8>(&stream, case, &mut r);
+            assert_eq!(plan.atom, Atom::Realign128);
+        }
+    }
+}
+
+#[test]
+fn automatic_plan_realigns_rows_that_are_not_16_byte_aligned() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(12);
+    for dtype in DType::ALL {
+        let e = dtype.size_bytes();
+        for (rows, cols, ld_src, ld_dst, src_at, dst_at) in [
+            (61, 4093, 4099, 4096, (1, 1), (0, 1)), // odd pitch on one side
+            (5, 100_003, 100_011, 100_005, (0, 3), (1, 0)), // rows of many segments
+            (300, 130, 131, 133, (2, 1), (1, 2)),   // short rows, a few vectors each
+            (1, 9999, 9999, 10000, (0, 5), (0, 3)), // one row
+            (64, 64 / e + 1, 64 / e + 3, 64 / e + 1, (0, 1), (0, 0)),
+        ] {
+            let case = Case::copy(rows, cols)
+                .lds(ld_src, ld_dst)
+                .at(src_at, dst_at);
+            let plan = check_dtype(&stream, dtype, case, &mut r);
+            if cols * e >= cute_copy::REALIGN_MIN_ROW_BYTES
+                && plan.src_bits.min(plan.dst_bits) < 128
+            {
+                assert_eq!(plan.atom, Atom::Realign128, "{dtype} {case:?}\n{plan}");
+            }
+        }
+    }
+}
+
+#[test]
+fn heads_tails_and_rows_shorter_than_a_vector_are_copied_element_by_element() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(13);
+    for dtype in DType::ALL {
+        let e = dtype.size_bytes();
+        for cols in [
+            1,
+            2,
+            3,
+            15 / e.min(15),
+            16 / e,
+            17 / e + 1,
+            31 / e + 1,
+            33 / e + 1,
+            47,
+        ] {
+            let cols = cols.max(1);
+            for (sc, dc) in [(0, 0), (1, 0), (0, 1), (3, 5)] {
+                let case = Case::copy(9, cols)
+                    .lds(cols + sc + 5, cols + dc + 2)
+                    .at((1, sc), (0, dc))
+                    .atom(Atom::Realign128);
+                check_dtype(&stream, dtype, case, &mut r);
+            }
+        }
+        // One column.
+        let case = Case::copy(77, 1)
+            .lds(3, 5)
+            .at((0, 1), (1, 2))
+            .atom(Atom::Realign128);
+        check_dtype(&stream, dtype, case, &mut r);
+    }
+}
+
+#[test]
+fn realign_pads_write_zeros_past_the_source() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(14);
+    for dtype in [DType::U8, DType::BF16, DType::F32, DType::I64] {
+        for (rows, cols, pr, pc, ld_src, ld_dst, src_at) in [
+            (100, 1638, 28, 10, 1642, 1648, (0, 0)), // bf16-style 8-byte pitch pad
+            (33, 515, 1, 1, 517, 520, (1, 1)),
+            (1, 300, 3, 0, 300, 301, (0, 0)), // rows of zeros only
+            (7, 3, 2, 40, 5, 43, (0, 1)),     // short source rows, long zero tails
+        ] {
+            let case = Case::copy(rows, cols)
+                .lds(ld_src, ld_dst)
+                .at(src_at, (0, 0))
+                .pad_to(rows + pr, cols + pc);
+            let plan = check_dtype(&stream, dtype, case, &mut r);
+            assert_eq!(plan.operation, Operation::Pad);
+            let case = case.atom(Atom::Realign128);
+            check_dtype(&stream, dtype, case, &mut r);
+        }
+    }
+}
+
+#[test]
+fn contiguous_copies_run_as_one_range() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(15);
+    for dtype in DType::ALL {
+        // Contiguous on both sides at odd element offsets: coalesced into one run.
+        let case = Case::copy(123, 1001).lds(1001, 1001).at((0, 0), (0, 0));
+        let plan = check_dtype(&stream, dtype, case, &mut r);
+        assert!(plan.coalesced(), "{plan}");
+        assert_eq!(plan.launched.0.rows, 1);
+        assert_eq!(plan.launched.0.cols, 123 * 1001);
+        assert!(plan.to_string().contains("coalesce"), "{plan}");
+    }
+    // A 16-byte-aligned dense copy coalesces too.
+    let p = Plan::new(
+        DType::U8,
+        Operand::packed(8192, 8192),
+        Operand::packed(8192, 8192),
+        None,
+        None,
+    )
+    .unwrap();
+    assert!(p.coalesced() && p.atom == Atom::Realign128);
+}
+
+#[test]
+fn random_offsets_and_pitches_match_the_reference() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(16);
+    let cases: usize = std::env::var("REALIGN_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(600);
+    for _ in 0..cases {
+        let dtype = DType::ALL[r.random_range(0..DType::ALL.len())];
+        let rows = r.random_range(1..40);
+        let cols = r.random_range(1..3000);
+        let (sc, dc) = (r.random_range(0..20), r.random_range(0..20));
+        let pad = r.random_bool(0.25);
+        let (pr, pc) = if pad {
+            (r.random_range(0..4), r.random_range(0..40))
+        } else {
+            (0, 0)
+        };
+        let case = Case::copy(rows, cols)
+            .lds(
+                cols + sc + r.random_range(0..24),
+                cols + pc + dc + r.random_range(0..24),
+            )
+            .at((r.random_range(0..2), sc), (r.random_range(0..2), dc))
+            .pad_to(rows + pr, cols + pc);
+        let case = if r.random_bool(0.5) {
+            case.atom(Atom::Realign128)
+        } else {
+            case
+        };
+        check_dtype(&stream, dtype, case, &mut r);
+    }
+}
