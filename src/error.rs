@@ -130,6 +130,10 @@ pub enum Error {
     /// A TiledCopy spec that CuTe cannot build or that does not tile the tile.
     #[error("layout: {0}")]
     Layout(String),
+    /// The crate was built without its CUDA kernels (`DOCS_RS` or `CUTE_COPY_NO_CUDA=1` at build
+    /// time, for docs and `cargo check` on a machine without a CUDA toolkit): nothing can launch.
+    #[error("{0}")]
+    NoKernels(String),
     /// A thread index outside the thread layout.
     #[error("thread {thread} is out of range: the thread layout has {threads} threads")]
     ThreadOutOfRange {
@@ -155,6 +159,9 @@ impl Error {
     /// a refusal.
     pub(crate) fn from_cxx(e: cxx::Exception) -> Self {
         let what = e.what();
+        if what.starts_with(NO_KERNELS_PREFIX) {
+            return Error::NoKernels(what.to_string());
+        }
         match what.split_once(": ") {
             Some((name, message)) if name.starts_with("cuda") && !name.contains(' ') => {
                 Error::Cuda {
@@ -166,6 +173,9 @@ impl Error {
         }
     }
 }
+
+/// How `cpp/no_cuda.cc` starts every message: the bridge of a build without CUDA kernels.
+const NO_KERNELS_PREFIX: &str = "cute-copy was built without CUDA kernels";
 
 /// Shorthand for this crate's results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

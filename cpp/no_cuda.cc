@@ -1,0 +1,35 @@
+// The bridge without CUDA: what build.rs compiles instead of the nvcc library when DOCS_RS or
+// CUTE_COPY_NO_CUDA=1 is set (docs.rs, `cargo check` / `cargo doc` on a machine without a toolkit).
+// Plain host C++: one definition per function of cute_copy/bridge.h, each throwing the same
+// prefixed message, which cxx turns into an Err and Error::from_cxx into Error::NoKernels.
+// To add a bridge function: add one line below, in the header's order.
+#include <stdexcept>
+#include <string>
+
+#include "cute-copy/src/ffi.rs.h"
+#include "cute_copy/bridge.h"
+
+namespace cute_copy {
+namespace {
+
+// Keep in sync with NO_KERNELS_PREFIX in src/error.rs.
+[[noreturn]] void no_kernels(char const* call) {
+  throw std::runtime_error(std::string("cute-copy was built without CUDA kernels (DOCS_RS / CUTE_COPY_NO_CUDA): ") +
+                           call + " is unavailable; rebuild with a CUDA toolchain");
+}
+
+}  // namespace
+
+void launch_copy(CopyDesc const&) { no_kernels("launch_copy"); }
+void launch_tutorial(CopyDesc const&) { no_kernels("launch_tutorial"); }
+void launch_baseline(CopyDesc const&, std::uint32_t) { no_kernels("launch_baseline"); }
+double bare_launch_ns(CopyDesc const&, std::uint32_t) { no_kernels("bare_launch_ns"); }
+void launch_empty(std::uint64_t) { no_kernels("launch_empty"); }
+KernelConfig kernel_config(std::uint32_t, std::uint32_t) { no_kernels("kernel_config"); }
+SpecInfo tiled_copy_partition(SpecDesc const&, std::uint32_t, rust::Vec<std::uint32_t>&) {
+  no_kernels("tiled_copy_partition");
+}
+// Not `-> Result` in the bridge, so it must not throw: no kernels, no devices to run them on.
+std::int32_t runtime_device_count() { return 0; }
+
+}  // namespace cute_copy
