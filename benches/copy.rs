@@ -21,7 +21,9 @@ use cute_copy::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMo
 use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::reference::random_elements;
 use cute_copy::timing::time_launches;
-use cute_copy::{Atom, Baseline, Batch, DeviceMatrix, Element, IndexStatus, Operation, Region};
+use cute_copy::{
+    Atom, Baseline, Batch, BatchBaseline, DeviceMatrix, Element, IndexStatus, Operation, Region,
+};
 use half::{bf16, f16};
 use rand::SeedableRng;
 
@@ -289,11 +291,6 @@ fn bench_alignment<T: Element>(c: &mut Criterion, stream: &Arc<CudaStream>, shap
     let narrow = Atom::universal_for((plan.src_bits.min(plan.dst_bits) / 8) as usize, T::DTYPE)
         .expect("atom");
     let old = cute_copy::plan(&sview, &dview, Some(narrow)).expect("element-width plan");
-    // The anchor: one contiguous D2D memcpy of the same bytes (half read, half written).
-    let n = (bytes / 2) as usize;
-    let a = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
-    let mut b = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
-
     let mut g = c.benchmark_group(format!("align_{}_{}", shape.name, T::DTYPE));
     g.throughput(Throughput::Bytes(bytes));
     g.bench_function(BenchmarkId::new("auto", plan.atom.cli_name()), |bch| {
@@ -315,13 +312,8 @@ fn bench_alignment<T: Element>(c: &mut Criterion, stream: &Arc<CudaStream>, shap
             },
         );
     }
-    g.bench_function(BenchmarkId::new("d2d_same_bytes", "Memcpy"), |bch| {
-        bch.iter_custom(|k| {
-            gpu_time(stream, k, || {
-                cute_copy::launch_baseline(Baseline::Memcpy, &a.view(), &mut b.view_mut(), stream)
-            })
-        })
-    });
+    // The anchor: one contiguous D2D memcpy of the same bytes (half read, half written).
+    bench_d2d(&mut g, stream, bytes);
     g.finish();
 }
 
@@ -411,24 +403,55 @@ fn alignment_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
     );
 }
 
-/// "Batches": many copies in one launch, against one cudaMemcpyAsync per piece and D2D of the
-/// same bytes.
-fn batch_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
+/// Two packed u8 buffers for a D2D memcpy anchor of `bytes` read + written (rounded down to a
+/// KiB, a relative difference under 1e-6 for the shapes here), shaped rows x 1024 so that every
+/// dimension fits the kernels' int.
+fn d2d_buffers(stream: &Arc<CudaStream>, bytes: u64) -> (DeviceMatrix<u8>, DeviceMatrix<u8>) {
+    let rows = ((bytes / 2) as usize / 1024).max(1);
+    let a = DeviceMatrix::<u8>::zeros(stream, rows, 1024, 1024).expect("alloc");
+    let b = DeviceMatrix::<u8>::zeros(stream, rows, 1024, 1024).expect("alloc");
+    (a, b)
+}
+
+fn bench_d2d(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    stream: &Arc<CudaStream>,
+    bytes: u64,
+) {
+    let (a, mut b) = d2d_buffers(stream, bytes);
+    g.bench_function("d2d_same_bytes", |bch| {
+        bch.iter_custom(|k| {
+            gpu_time(stream, k, || {
+                cute_copy::launch_baseline(Baseline::Memcpy, &a.view(), &mut b.view_mut(), stream)
+            })
+        })
+    });
+}
+
+/// A block-table gather: `count` blocks of `block_rows x cols` f16 from a pool of `pool` blocks,
+/// by `copy_blocks` (stream and graph replays), a hand-written gather kernel, one
+/// cudaMemcpyAsync per block, one cudaMemcpyBatchAsync, and D2D of the same bytes.
+fn bench_blocks(
+    c: &mut Criterion,
+    stream: &Arc<CudaStream>,
+    name: &str,
+    (pool, block_rows, cols, count): (usize, usize, usize, usize),
+) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(77);
-    // Paged KV-cache style: a pool of 4096 blocks of 16 x 128 f16 (4 KiB), gather 300 of them.
-    let (pool, block_rows, cols) = (4096usize, 16usize, 128usize);
     let host: Vec<f16> = random_elements(pool * block_rows * cols, &mut rng);
     let src =
         DeviceMatrix::from_host(stream, pool * block_rows, cols, cols, &host).expect("upload");
-    let mut dst = DeviceMatrix::<f16>::zeros(stream, 300 * block_rows, cols, cols).expect("alloc");
-    let pairs: Vec<i32> = (0..300)
-        .flat_map(|k| [((k * 13 + 7) % pool) as i32, k as i32])
+    drop(host);
+    let mut dst =
+        DeviceMatrix::<f16>::zeros(stream, count * block_rows, cols, cols).expect("alloc");
+    let pairs: Vec<i32> = (0..count)
+        .flat_map(|k| [((k * 2654435761 + 7) % pool) as i32, k as i32])
         .collect();
     let pairs_dev = stream.clone_htod(&pairs).expect("upload");
     let mut status = IndexStatus::new(stream).expect("status");
-    let bytes = 2 * 300 * block_rows * cols * 2;
-    let mut g = c.benchmark_group("batch_gather_300x4KiB_f16");
-    g.throughput(Throughput::Bytes(bytes as u64));
+    let bytes = (2 * count * block_rows * cols * 2) as u64;
+    let mut g = c.benchmark_group(name);
+    g.throughput(Throughput::Bytes(bytes));
     let mut run = |st: &mut IndexStatus| {
         cute_copy::copy_blocks(
             &src.view(),
@@ -446,79 +469,62 @@ fn batch_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
     g.bench_function("copy_blocks_graph", |b| {
         b.iter_custom(|k| graph_time(stream, k, || run(&mut status)).unwrap_or(Duration::ZERO))
     });
-    g.bench_function("memcpy_per_block", |b| {
-        b.iter_custom(|k| {
-            gpu_time(stream, k, || {
-                for p in pairs.chunks(2) {
-                    let s = src
-                        .view()
-                        .sub(p[0] as usize * block_rows, 0, block_rows, cols)?;
-                    let mut whole = dst.view_mut();
-                    let mut d = whole.sub_mut(p[1] as usize * block_rows, 0, block_rows, cols)?;
-                    cute_copy::launch_baseline(Baseline::Memcpy2D, &s, &mut d, stream)?;
-                }
-                Ok(())
-            })
-        })
-    });
+    for which in [
+        BatchBaseline::HandGather,
+        BatchBaseline::MemcpyEach,
+        BatchBaseline::MemcpyBatch,
+    ] {
+        let mut base = || {
+            cute_copy::copy_blocks_baseline(
+                which,
+                &src.view(),
+                &mut dst.view_mut(),
+                block_rows,
+                &pairs,
+                &pairs_dev,
+                stream,
+            )
+        };
+        g.bench_function(BenchmarkId::new("baseline", format!("{which:?}")), |b| {
+            b.iter_custom(|k| gpu_time(stream, k, &mut base))
+        });
+        if which == BatchBaseline::HandGather {
+            g.bench_function(
+                BenchmarkId::new("baseline_graph", format!("{which:?}")),
+                |b| b.iter_custom(|k| graph_time(stream, k, &mut base).unwrap_or(Duration::ZERO)),
+            );
+        }
+    }
+    bench_d2d(&mut g, stream, bytes);
     g.finish();
     status.check(stream).expect("indices in range");
+}
 
+/// "Batches": many copies in one launch, against the same work by hand-written kernels,
+/// one memcpy per piece, cudaMemcpyBatchAsync, and D2D of the same bytes.
+fn batch_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
+    // Paged KV-cache style: 300 blocks of 16 x 128 f16 (4 KiB) from a 4096-block pool.
+    bench_blocks(c, stream, "batch_gather_300x4KiB_f16", (4096, 16, 128, 300));
     // 4096 blocks of 64 KiB (16 x 2048 f16), a permutation of a 4096-block pool.
-    let (pool, block_rows, cols) = (4096usize, 16usize, 2048usize);
-    let host: Vec<f16> = random_elements(pool * block_rows * cols, &mut rng);
-    let src =
-        DeviceMatrix::from_host(stream, pool * block_rows, cols, cols, &host).expect("upload");
-    let mut dst = DeviceMatrix::<f16>::zeros(stream, pool * block_rows, cols, cols).expect("alloc");
-    let pairs: Vec<i32> = (0..pool)
-        .flat_map(|k| [((k * 2654435761) % pool) as i32, k as i32])
-        .collect();
-    let pairs_dev = stream.clone_htod(&pairs).expect("upload");
-    let bytes = 2 * pool * block_rows * cols * 2;
-    let n = bytes / 2;
-    let a = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
-    let mut b2 = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
-    let mut g = c.benchmark_group("batch_blocks_4096x64KiB_f16");
-    g.throughput(Throughput::Bytes(bytes as u64));
-    g.bench_function("copy_blocks", |b| {
-        b.iter_custom(|k| {
-            gpu_time(stream, k, || {
-                cute_copy::copy_blocks(
-                    &src.view(),
-                    &mut dst.view_mut(),
-                    block_rows,
-                    &pairs_dev,
-                    &mut status,
-                    stream,
-                )
-                .map(drop)
-            })
-        })
-    });
-    g.bench_function("d2d_same_bytes", |b| {
-        b.iter_custom(|k| {
-            gpu_time(stream, k, || {
-                cute_copy::launch_baseline(Baseline::Memcpy, &a.view(), &mut b2.view_mut(), stream)
-            })
-        })
-    });
-    g.finish();
-    drop((src, dst, a, b2));
+    bench_blocks(
+        c,
+        stream,
+        "batch_blocks_4096x64KiB_f16",
+        (4096, 16, 2048, 4096),
+    );
 
     // 10 000 random small 2D copies (1-64 rows x 1-512 cols, random offsets) in one batch.
+    use rand::Rng;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(78);
     let (sld, dld, srows) = (4096usize, 4096usize, 8192usize);
     let host: Vec<f16> = random_elements(srows * sld, &mut rng);
     let src = DeviceMatrix::from_host(stream, srows, sld, sld, &host).expect("upload");
     let mut batch = Batch::<f16>::new();
     let (mut row, mut col, mut band) = (0usize, 0usize, 0usize);
-    let mut pieces = Vec::new();
-    use rand::Rng;
     for _ in 0..10_000 {
         let (r, cc) = (rng.random_range(1..=64), rng.random_range(1..=512));
         if col + cc + 8 > dld {
-            row += band;
-            col = 0;
-            band = 0;
+            (row, col, band) = (row + band, 0, 0);
         }
         let s = Region::at(
             rng.random_range(0..srows - r),
@@ -528,18 +534,11 @@ fn batch_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
             sld,
         );
         let d = Region::at(row, col + rng.random_range(0..8), r, cc, dld);
-        col += cc + 8;
-        band = band.max(r);
+        (col, band) = (col + cc + 8, band.max(r));
         batch.push(s, d).expect("push");
-        pieces.push((s, d));
     }
-    let drows = row + band + 1;
-    let mut dst = DeviceMatrix::<f16>::zeros(stream, drows, dld, dld).expect("alloc");
-    let plan = batch.plan();
-    let bytes = plan.bytes;
-    let n = (bytes / 2) as usize;
-    let a = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
-    let mut b2 = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
+    let mut dst = DeviceMatrix::<f16>::zeros(stream, row + band + 1, dld, dld).expect("alloc");
+    let bytes = batch.plan().expect("plan").bytes;
     batch.upload(stream).expect("upload");
     let mut g = c.benchmark_group("batch_10000_random_small_f16");
     g.throughput(Throughput::Bytes(bytes));
@@ -552,26 +551,18 @@ fn batch_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
             })
         })
     });
-    g.bench_function("memcpy2d_per_piece", |b| {
-        b.iter_custom(|k| {
-            gpu_time(stream, k.min(3), || {
-                for (s, d) in &pieces {
-                    let sv = src.view_at(s.offset, s.rows, s.cols, s.ld)?;
-                    let mut dv = dst.view_at_mut(d.offset, d.rows, d.cols, d.ld)?;
-                    cute_copy::launch_baseline(Baseline::Memcpy2D, &sv, &mut dv, stream)?;
-                }
-                Ok(())
+    for which in [BatchBaseline::MemcpyEach, BatchBaseline::MemcpyBatch] {
+        // Host-bound (10 000 calls, or ~330 000 rows in one call): 3 timed calls, scaled.
+        g.bench_function(BenchmarkId::new("baseline", format!("{which:?}")), |b| {
+            b.iter_custom(|k| {
+                gpu_time(stream, k.min(3), || {
+                    batch.launch_baseline(which, &src.view(), &mut dst.view_mut(), stream)
+                })
+                .mul_f64(k as f64 / k.min(3) as f64)
             })
-            .mul_f64(k as f64 / k.min(3) as f64)
-        })
-    });
-    g.bench_function("d2d_same_bytes", |b| {
-        b.iter_custom(|k| {
-            gpu_time(stream, k, || {
-                cute_copy::launch_baseline(Baseline::Memcpy, &a.view(), &mut b2.view_mut(), stream)
-            })
-        })
-    });
+        });
+    }
+    bench_d2d(&mut g, stream, bytes);
     g.finish();
 }
 

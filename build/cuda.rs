@@ -38,7 +38,8 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
     let kernels_dir = manifest_dir.join("cpp/kernels");
     let mut files = Vec::new();
     list_files(&manifest_dir.join("cpp"), &mut files);
-    files.retain(|f| !sources.contains(f));
+    // cpp/no_cuda.cc is the stand-in for this library (build.rs), never part of it.
+    files.retain(|f| !sources.contains(f) && !f.ends_with("no_cuda.cc"));
     files.push(cxx_include.join("cute-copy/src/ffi.rs.h"));
     files.sort();
     let hash_of = |keep: &dyn Fn(&Path) -> bool| {
@@ -54,7 +55,16 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
         f.starts_with(&kernels_dir) || f.ends_with("menu.def") || f.ends_with("ffi.rs.h")
     });
 
-    let cache = out_dir.join("cuda-objects");
+    // Objects are named by their key, so one cache serves every build script run of the profile
+    // (clippy's and the test build's have their own OUT_DIRs): target/<profile>/cute-copy-nvcc.
+    let cache = out_dir
+        .ancestors()
+        .nth(3)
+        .filter(|p| p.join("build").is_dir())
+        .map_or_else(
+            || out_dir.join("cuda-objects"),
+            |p| p.join("cute-copy-nvcc"),
+        );
     std::fs::create_dir_all(&cache).expect("create the CUDA object cache");
     let cached: Vec<PathBuf> = sources
         .iter()
@@ -94,7 +104,10 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
             build.flag(f);
         }
         let objects = build.compile_intermediates();
-        std::fs::copy(&objects[0], &cached[i]).expect("cache a CUDA object");
+        // Copy then rename: a build script running beside this one never sees half an object.
+        let part = cached[i].with_extension(format!("part{}", std::process::id()));
+        std::fs::copy(&objects[0], &part).expect("cache a CUDA object");
+        std::fs::rename(&part, &cached[i]).expect("cache a CUDA object");
     }
     let lib = out_dir.join(format!("lib{LIB}.a"));
     let _ = std::fs::remove_file(&lib);

@@ -155,7 +155,65 @@ void by_width(int w, LaunchArgs const& a) {
   }
 }
 
+// A block gather as one would write it by hand (vLLM's copy_blocks style): one CUDA block per table
+// entry (grid-stride), i32 pairs (source block, destination block), contiguous blocks of
+// `block_bytes`, 16-byte vectors with 4 in flight per thread. Preconditions: 16-byte-aligned pools,
+// block_bytes a multiple of 16, every index in range (no checks: it is a baseline).
+__global__ void __launch_bounds__(256) gather_blocks_kernel(RowsDesc const d) {
+  constexpr int kInFlight = 4;
+  long long const vecs = d.dst_row_bytes / 16;
+  for (long long item = blockIdx.x; item < d.items; item += gridDim.x) {
+    int const* pair = reinterpret_cast<int const*>(d.src_index) + 2 * item;
+    int const sb = pair[0], db = pair[1];
+    if (sb < 0 || db < 0) continue;
+    uint4 const* src = reinterpret_cast<uint4 const*>(d.src + sb * d.src_item_stride);
+    uint4* dst = reinterpret_cast<uint4*>(d.dst + db * d.dst_item_stride);
+    for (long long v = threadIdx.x; v < vecs; v += kInFlight * blockDim.x) {
+      uint4 r[kInFlight];
+      for (int k = 0; k < kInFlight; ++k)
+        if (v + k * blockDim.x < vecs) r[k] = src[v + k * blockDim.x];
+      for (int k = 0; k < kInFlight; ++k)
+        if (v + k * blockDim.x < vecs) dst[v + k * blockDim.x] = r[k];
+    }
+  }
+}
+
 }  // namespace
+
+void launch_baseline_gather(RowsDesc const& d, std::uint64_t stream) {
+  if (d.items <= 0) return;
+  if (d.src % 16 || d.dst % 16 || d.dst_row_bytes % 16 || d.src_rows != 1 || d.dst_rows != 1 ||
+      d.index_bytes != 4 || d.index_stride != 2 || d.src_item_stride % 16 || d.dst_item_stride % 16)
+    throw std::invalid_argument("gather baseline: needs contiguous 16-byte blocks and an i32 block table");
+  long long const grid = d.items < 65535 ? d.items : 65535;
+  gather_blocks_kernel<<<static_cast<unsigned>(grid), 256, 0, reinterpret_cast<cudaStream_t>(stream)>>>(d);
+  check_launch("gather_blocks_kernel");
+}
+
+void launch_baseline_pieces(std::uint32_t which, rust::Slice<std::uint64_t const> dsts,
+                            rust::Slice<std::uint64_t const> srcs, rust::Slice<std::uint64_t const> sizes,
+                            std::uint64_t stream) {
+  if (dsts.size() != srcs.size() || dsts.size() != sizes.size())
+    throw std::invalid_argument("pieces baseline: lists of different lengths");
+  auto st = reinterpret_cast<cudaStream_t>(stream);
+  cudaError_t err = cudaSuccess;
+  if (which == 0) {  // one cudaMemcpyAsync per piece
+    for (std::size_t i = 0; i < dsts.size() && err == cudaSuccess; ++i)
+      err = cudaMemcpyAsync(reinterpret_cast<void*>(dsts[i]), reinterpret_cast<void const*>(srcs[i]), sizes[i],
+                            cudaMemcpyDeviceToDevice, st);
+  } else if (which == 1) {  // one cudaMemcpyBatchAsync (CUDA 12.8+) for all of them
+    if (dsts.size() == 0) return;
+    cudaMemcpyAttributes attr{};
+    attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    std::size_t idx = 0;
+    err = cudaMemcpyBatchAsync(reinterpret_cast<void* const*>(dsts.data()),
+                               reinterpret_cast<void const* const*>(srcs.data()),
+                               reinterpret_cast<std::size_t const*>(sizes.data()), dsts.size(), &attr, &idx, 1, st);
+  } else {
+    throw std::invalid_argument("unknown pieces baseline " + std::to_string(which));
+  }
+  if (err != cudaSuccess) throw_cuda(err, "pieces baseline");
+}
 
 void launch_baseline(CopyDesc const& d, std::uint32_t which) {
   if (d.rows == 0 || d.cols == 0) return;

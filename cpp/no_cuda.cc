@@ -21,8 +21,15 @@ namespace {
 }  // namespace
 
 void launch_copy(CopyDesc const&) { no_kernels("launch_copy"); }
+void launch_rows(RowsDesc const&, BatchLaunch const&) { no_kernels("launch_rows"); }
+std::int64_t rows_segments(std::int64_t) { no_kernels("rows_segments"); }
 void launch_tutorial(CopyDesc const&) { no_kernels("launch_tutorial"); }
 void launch_baseline(CopyDesc const&, std::uint32_t) { no_kernels("launch_baseline"); }
+void launch_baseline_gather(RowsDesc const&, std::uint64_t) { no_kernels("launch_baseline_gather"); }
+void launch_baseline_pieces(std::uint32_t, rust::Slice<std::uint64_t const>, rust::Slice<std::uint64_t const>,
+                            rust::Slice<std::uint64_t const>, std::uint64_t) {
+  no_kernels("launch_baseline_pieces");
+}
 double bare_launch_ns(CopyDesc const&, std::uint32_t) { no_kernels("bare_launch_ns"); }
 void launch_empty(std::uint64_t) { no_kernels("launch_empty"); }
 KernelConfig kernel_config(std::uint32_t, std::uint32_t) { no_kernels("kernel_config"); }

@@ -2,7 +2,7 @@
 //!
 //! All of them run on the realign family (any byte alignment, 16-byte-aligned loads and stores):
 //! each copy is a row descriptor ([`crate::ffi::RowsDesc`]); a kernel launch walks the warp tasks
-//! (item, row, segment) of every descriptor with a persistent grid. A [`Batch`] keeps its
+//! (item, row, segment) of every descriptor, 8 warps per block. A [`Batch`] keeps its
 //! descriptors in device memory, so it is uploaded once and re-launched (or captured into a CUDA
 //! graph) as one kernel. Index-driven copies ([`gather_rows`], [`scatter_rows`], [`copy_blocks`])
 //! are one descriptor passed by value, their indices read on the device.
@@ -156,7 +156,7 @@ fn check_context(
 }
 
 /// Row descriptor of one plain copy or pad, coalesced to one run when both sides are contiguous.
-fn copy_desc(src: Extent, dst: Extent) -> RowsDesc {
+fn copy_desc(src: Extent, dst: Extent) -> Result<RowsDesc> {
     let (mut s, mut d) = (src, dst);
     if s.rows == d.rows
         && s.row_bytes == d.row_bytes
@@ -177,7 +177,7 @@ fn copy_desc(src: Extent, dst: Extent) -> RowsDesc {
             ..d
         };
     }
-    RowsDesc {
+    Ok(RowsDesc {
         src: s.addr,
         dst: d.addr,
         src_pitch: s.pitch as i64,
@@ -189,9 +189,9 @@ fn copy_desc(src: Extent, dst: Extent) -> RowsDesc {
         items: 1,
         index_bytes: 4,
         index_stride: 1,
-        segs: ffi::rows_segments(d.row_bytes as i64),
+        segs: ffi::rows_segments(d.row_bytes as i64)?,
         ..RowsDesc::default()
-    }
+    })
 }
 
 fn tasks_of(d: &RowsDesc) -> i64 {
@@ -317,8 +317,7 @@ impl BatchPlan {
         p
     }
 
-    /// Blocks' worth of warp tasks (8 warps per block); the persistent grid caps the launch at
-    /// the blocks the device holds at once.
+    /// Blocks launched: one per 8 warp tasks.
     pub fn blocks(&self) -> usize {
         (self.tasks as usize).div_ceil(8)
     }
@@ -338,7 +337,7 @@ impl fmt::Display for BatchPlan {
         )?;
         writeln!(
             f,
-            "  - one kernel for all of them: the descriptors (shape, pitches, offsets, indices) {}; a warp task is (item, row, 2 KiB segment), {} tasks in all ({} blocks' worth of 8 warps), walked by a persistent grid (SMs x resident blocks); a batch finds each task's copy by binary search over the prefix sums of the task counts",
+            "  - one kernel for all of them: the descriptors (shape, pitches, offsets, indices) {}; a warp task is (item, row, 2 KiB segment), {} tasks in all ({} blocks of 8 warps); a batch finds each task's copy by binary search over the prefix sums of the task counts",
             if self.kind == "batch" { "live in device memory, uploaded once" } else { "travel in the launch's parameters" },
             self.tasks,
             self.blocks()
@@ -397,7 +396,7 @@ impl fmt::Display for BatchPlan {
 /// for k in 0..100 {
 ///     batch.push(Region::at(k, 3, 5, 100, 1024), Region::at(5 * k, 7, 5, 100, 1024))?;
 /// }
-/// println!("{}", batch.plan());
+/// println!("{}", batch.plan()?);
 /// batch.launch(&src.view(), &mut dst.view_mut(), &stream)?;
 /// # Ok(()) }
 /// ```
@@ -480,7 +479,7 @@ impl<T: Element> Batch<T> {
     }
 
     /// Descriptors with addresses relative to the views' element (0, 0).
-    fn descriptors(&self) -> Vec<RowsDesc> {
+    fn descriptors(&self) -> Result<Vec<RowsDesc>> {
         let e = T::DTYPE.size_bytes() as u64;
         let extent = |r: &Region| Extent {
             addr: r.offset as u64 * e,
@@ -492,21 +491,21 @@ impl<T: Element> Batch<T> {
         self.pairs
             .iter()
             .map(|(s, d)| {
-                let mut desc = copy_desc(extent(s), extent(d));
+                let mut desc = copy_desc(extent(s), extent(d))?;
                 if d.rows == 0 || d.cols == 0 {
                     desc.dst_rows = 0;
                 }
                 desc.task_begin = begin;
                 begin += tasks_of(&desc);
-                desc
+                Ok(desc)
             })
             .collect()
     }
 
     /// What a launch will do, for views whose element (0, 0) is 16-byte aligned (alignment is
     /// decided per row on the device; this only counts it for the report).
-    pub fn plan(&self) -> BatchPlan {
-        BatchPlan::of("batch", T::DTYPE, &self.descriptors())
+    pub fn plan(&self) -> Result<BatchPlan> {
+        Ok(BatchPlan::of("batch", T::DTYPE, &self.descriptors()?))
     }
 
     /// Check that no two destination regions share a byte and upload the descriptors to device
@@ -516,7 +515,7 @@ impl<T: Element> Batch<T> {
         if self.uploaded.is_some() {
             return Ok(());
         }
-        let descs = self.descriptors();
+        let descs = self.descriptors()?;
         let dsts: Vec<Extent> = descs
             .iter()
             .map(|d| Extent {
@@ -662,10 +661,10 @@ fn pinned_pair<'s, T: Element>(
     Ok((s, d))
 }
 
-fn row_desc<T: Element>(src: &MatrixView<'_, T>, dst: &MatrixViewMut<'_, T>) -> RowsDesc {
+fn row_desc<T: Element>(src: &MatrixView<'_, T>, dst: &MatrixViewMut<'_, T>) -> Result<RowsDesc> {
     let e = T::DTYPE.size_bytes() as i64;
     let row_bytes = src.cols() as i64 * e;
-    RowsDesc {
+    Ok(RowsDesc {
         src_pitch: 0,
         dst_pitch: 0,
         src_row_bytes: row_bytes,
@@ -677,9 +676,9 @@ fn row_desc<T: Element>(src: &MatrixView<'_, T>, dst: &MatrixViewMut<'_, T>) -> 
         src_items: src.rows() as i64,
         dst_items: dst.rows() as i64,
         index_stride: 1,
-        segs: ffi::rows_segments(row_bytes),
+        segs: ffi::rows_segments(row_bytes)?,
         ..RowsDesc::default()
-    }
+    })
 }
 
 /// Row gather: `dst[i, :] = src[indices[i], :]` for every row `i` of `dst`, in one launch.
@@ -713,7 +712,7 @@ pub fn gather_rows<T: Element, I: Index>(
         )));
     }
     let (idx, _ig) = index_addr(indices, stream)?;
-    let mut desc = row_desc(src, dst);
+    let mut desc = row_desc(src, dst)?;
     desc.items = if src.cols() == 0 {
         0
     } else {
@@ -747,7 +746,7 @@ pub fn scatter_rows<T: Element, I: Index>(
         )));
     }
     let (idx, _ig) = index_addr(indices, stream)?;
-    let mut desc = row_desc(src, dst);
+    let mut desc = row_desc(src, dst)?;
     desc.items = if src.cols() == 0 {
         0
     } else {
@@ -817,10 +816,278 @@ pub fn copy_blocks<T: Element, I: Index>(
         dst_items: dst_blocks,
         index_bytes: I::BYTES,
         index_stride: 2,
-        segs: ffi::rows_segments(row_bytes),
+        segs: ffi::rows_segments(row_bytes)?,
         task_begin: 0,
     };
     let plan = BatchPlan::of("block copy", T::DTYPE, &[desc]);
     launch_indexed(desc, T::DTYPE, status, stream)?;
     Ok(plan)
+}
+
+/// A non-CuTe way to do a batch's or block table's work, for benchmarks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BatchBaseline {
+    /// A plain hand-written gather kernel (one CUDA block per table entry, 16-byte vectors, 4 in
+    /// flight per thread); block tables of contiguous 16-byte-aligned blocks only.
+    HandGather,
+    /// One `cudaMemcpyAsync` per contiguous piece (a block, or a row of a block or copy).
+    MemcpyEach,
+    /// All pieces in one `cudaMemcpyBatchAsync` (CUDA 12.8+).
+    MemcpyBatch,
+}
+
+/// The rows of one side as (address, bytes) pieces: one per row, or one when contiguous.
+fn pieces_of(base: u64, rows: u64, row_bytes: u64, pitch: u64, out: &mut Vec<(u64, u64)>) {
+    if rows == 0 || row_bytes == 0 {
+        return;
+    }
+    if pitch == row_bytes {
+        out.push((base, rows * row_bytes));
+    } else {
+        out.extend((0..rows).map(|r| (base + r * pitch, row_bytes)));
+    }
+}
+
+/// [`copy_blocks`]'s work done by `which`, with the block table also given on the host
+/// (`pairs_host`, equal to `pairs`) for the memcpy baselines, which need the addresses there.
+/// Entries must be in range; negative ones are skipped.
+#[allow(clippy::too_many_arguments)]
+pub fn copy_blocks_baseline<T: Element>(
+    which: BatchBaseline,
+    src: &MatrixView<'_, T>,
+    dst: &mut MatrixViewMut<'_, T>,
+    block_rows: usize,
+    pairs_host: &[i32],
+    pairs: &CudaSlice<i32>,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    check_cols(src, dst)?;
+    let (src_blocks, dst_blocks) = (
+        src.rows() / block_rows.max(1),
+        dst.rows() / block_rows.max(1),
+    );
+    if block_rows == 0 || pairs_host.len() != pairs.len() || pairs_host.len() % 2 != 0 {
+        return Err(Error::Shape(
+            "block table: host and device copies differ, or odd".into(),
+        ));
+    }
+    let bad = pairs_host
+        .chunks(2)
+        .position(|p| p[0] as i64 >= src_blocks as i64 || p[1] as i64 >= dst_blocks as i64);
+    if let Some(first) = bad {
+        return Err(Error::IndexOutOfRange {
+            count: 1,
+            first_item: first as u64,
+        });
+    }
+    let e = T::DTYPE.size_bytes() as u64;
+    let (cols, ls, ld, br) = (
+        src.cols() as u64,
+        src.ld() as u64,
+        dst.ld() as u64,
+        block_rows as u64,
+    );
+    let (idx, _ig) = index_addr(pairs, stream)?;
+    let (s, d) = pinned_pair(src, dst, stream)?;
+    stream.context().bind_to_thread()?;
+    let cu = stream.cu_stream() as u64;
+    if which == BatchBaseline::HandGather {
+        if ls != cols || ld != cols {
+            return Err(Error::Unsupported(
+                "the hand gather baseline needs contiguous blocks".into(),
+            ));
+        }
+        let bytes = (br * cols * e) as i64;
+        let desc = RowsDesc {
+            src: s.addr,
+            dst: d.addr,
+            src_row_bytes: bytes,
+            dst_row_bytes: bytes,
+            src_rows: 1,
+            dst_rows: 1,
+            items: pairs_host.len() as i64 / 2,
+            src_item_stride: bytes,
+            dst_item_stride: bytes,
+            src_index: idx,
+            dst_index: idx + 4,
+            index_bytes: 4,
+            index_stride: 2,
+            segs: 1,
+            ..RowsDesc::default()
+        };
+        return ffi::launch_baseline_batch(Some(&desc), 0, (&[], &[], &[]), cu);
+    }
+    let (mut dsts, mut srcs, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
+    for p in pairs_host.chunks(2) {
+        if p[0] < 0 || p[1] < 0 {
+            continue;
+        }
+        let (mut sp, mut dp) = (Vec::new(), Vec::new());
+        pieces_of(
+            s.addr + p[0] as u64 * br * ls * e,
+            br,
+            cols * e,
+            ls * e,
+            &mut sp,
+        );
+        pieces_of(
+            d.addr + p[1] as u64 * br * ld * e,
+            br,
+            cols * e,
+            ld * e,
+            &mut dp,
+        );
+        if sp.len() != dp.len() {
+            // One side contiguous, the other not: go row by row on both.
+            sp.clear();
+            dp.clear();
+            sp.extend((0..br).map(|r| (s.addr + (p[0] as u64 * br + r) * ls * e, cols * e)));
+            dp.extend((0..br).map(|r| (d.addr + (p[1] as u64 * br + r) * ld * e, cols * e)));
+        }
+        for ((sa, n), (da, _)) in sp.into_iter().zip(dp) {
+            srcs.push(sa);
+            dsts.push(da);
+            sizes.push(n);
+        }
+    }
+    let which = if which == BatchBaseline::MemcpyEach {
+        0
+    } else {
+        1
+    };
+    ffi::launch_baseline_batch(None, which, (&dsts, &srcs, &sizes), cu)
+}
+
+impl<T: Element> Batch<T> {
+    /// The batch's work done by `which` (`MemcpyEach`: one `cudaMemcpy2DAsync` per copy;
+    /// `MemcpyBatch`: every row of every copy in one `cudaMemcpyBatchAsync`), for benchmarks.
+    /// Copies only (a pad's zeros are not written).
+    pub fn launch_baseline(
+        &self,
+        which: BatchBaseline,
+        src: &MatrixView<'_, T>,
+        dst: &mut MatrixViewMut<'_, T>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
+        let e = T::DTYPE.size_bytes() as u64;
+        for (g, needed) in [
+            (src.geometry(), self.needed.0),
+            (dst.geometry(), self.needed.1),
+        ] {
+            if g.offset.checked_add(needed).is_none_or(|end| end > g.len) {
+                return Err(Error::OutOfBounds {
+                    offset: g.offset,
+                    needed,
+                    len: g.len,
+                });
+            }
+        }
+        check_context("source", src.context(), stream)?;
+        check_context("destination", dst.context(), stream)?;
+        let s = src.pin(stream);
+        let d = dst.pin(stream);
+        stream.context().bind_to_thread()?;
+        let cu = stream.cu_stream() as u64;
+        match which {
+            BatchBaseline::HandGather => Err(Error::Unsupported(
+                "the hand gather baseline is for block tables".into(),
+            )),
+            BatchBaseline::MemcpyEach => {
+                for (sr, dr) in &self.pairs {
+                    let desc = crate::ffi::CopyDesc {
+                        atom: Atom::Universal as u32,
+                        elem_bytes: e as u32,
+                        src: s.addr + sr.offset as u64 * e,
+                        dst: d.addr + dr.offset as u64 * e,
+                        rows: sr.rows as u64,
+                        cols: sr.cols as u64,
+                        dst_rows: sr.rows as u64,
+                        dst_cols: sr.cols as u64,
+                        ld_src: sr.ld as u64,
+                        ld_dst: dr.ld as u64,
+                        stream: cu,
+                        flags: 0,
+                    };
+                    ffi::launch(&desc, ffi::Kernel::Baseline(2))?;
+                }
+                Ok(())
+            }
+            BatchBaseline::MemcpyBatch => {
+                let (mut dsts, mut srcs, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
+                for (sr, dr) in &self.pairs {
+                    for r in 0..sr.rows as u64 {
+                        srcs.push(s.addr + (sr.offset as u64 + r * sr.ld as u64) * e);
+                        dsts.push(d.addr + (dr.offset as u64 + r * dr.ld as u64) * e);
+                        sizes.push(sr.cols as u64 * e);
+                    }
+                }
+                ffi::launch_baseline_batch(None, 1, (&dsts, &srcs, &sizes), cu)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ext(addr: u64, rows: u64, row_bytes: u64, pitch: u64) -> Extent {
+        Extent {
+            addr,
+            rows,
+            row_bytes,
+            pitch,
+        }
+    }
+
+    /// Byte-by-byte truth for two extents.
+    fn brute(a: &Extent, b: &Extent) -> bool {
+        let bytes = |e: &Extent| {
+            (0..e.rows)
+                .flat_map(move |r| (0..e.row_bytes).map(move |c| e.addr + r * e.pitch + c))
+                .collect::<std::collections::HashSet<u64>>()
+        };
+        !bytes(a).is_disjoint(&bytes(b))
+    }
+
+    #[test]
+    fn overlap_is_exact_for_equal_pitches_and_never_missed_otherwise() {
+        // Column strips of one matrix: interleaved spans, no shared byte.
+        assert!(!ext(0, 64, 40, 256).overlaps(&ext(40, 64, 40, 256)));
+        assert!(ext(0, 64, 40, 256).overlaps(&ext(39, 64, 40, 256)));
+        // Exhaustive small cases against the byte-by-byte truth.
+        for pitch in [8u64, 13, 16] {
+            for (wa, wb) in [(3u64, 5u64), (8, 1), (1, 8)] {
+                if wa > pitch || wb > pitch {
+                    continue;
+                }
+                for start in 0..60 {
+                    for (ra, rb) in [(1u64, 1u64), (3, 2), (2, 5), (0, 3)] {
+                        let (a, b) = (ext(20, ra, wa, pitch), ext(start, rb, wb, pitch));
+                        assert_eq!(a.overlaps(&b), brute(&a, &b), "{a:?} {b:?}");
+                        assert_eq!(b.overlaps(&a), brute(&a, &b), "{b:?} {a:?}");
+                    }
+                }
+            }
+        }
+        // Different pitches: conservative (span overlap counts), never a miss.
+        for start in 0..80 {
+            let (a, b) = (ext(10, 4, 3, 9), ext(start, 3, 2, 7));
+            assert!(a.overlaps(&b) || !brute(&a, &b));
+        }
+    }
+
+    #[test]
+    fn destinations_sharing_a_byte_are_refused_sources_may_share() {
+        let d = [ext(0, 4, 16, 64), ext(16, 4, 16, 64), ext(32, 4, 32, 64)];
+        assert!(check_disjoint(&d, &[]).is_ok());
+        let d2 = [ext(0, 4, 16, 64), ext(15, 4, 16, 64)];
+        assert!(matches!(check_disjoint(&d2, &[]), Err(Error::Overlap)));
+        let s = [ext(1000, 2, 8, 8), ext(1000, 2, 8, 8)];
+        assert!(check_disjoint(&d, &s).is_ok());
+        assert!(matches!(
+            check_disjoint(&d, &[ext(70, 1, 4, 4)]),
+            Err(Error::Overlap)
+        ));
+    }
 }

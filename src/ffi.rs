@@ -145,7 +145,19 @@ mod bridge {
         /// the launch.
         unsafe fn launch_rows(one: &RowsDesc, launch: &BatchLaunch) -> Result<()>;
         /// Warp tasks the realign kernel splits a destination row of `row_bytes` into.
-        fn rows_segments(row_bytes: i64) -> i64;
+        fn rows_segments(row_bytes: i64) -> Result<i64>;
+        /// # Safety
+        /// `desc` as for `launch_rows` (one descriptor), with an i32 block table.
+        unsafe fn launch_baseline_gather(desc: &RowsDesc, stream: u64) -> Result<()>;
+        /// # Safety
+        /// Each (dst, src, size) addresses live device memory in the stream's context.
+        unsafe fn launch_baseline_pieces(
+            which: u32,
+            dsts: &[u64],
+            srcs: &[u64],
+            sizes: &[u64],
+            stream: u64,
+        ) -> Result<()>;
         /// # Safety
         /// As for `launch_copy`; launches `iters` times.
         unsafe fn bare_launch_ns(desc: &CopyDesc, iters: u32) -> Result<f64>;
@@ -211,9 +223,28 @@ pub(crate) fn launch_rows(one: &RowsDesc, launch: &BatchLaunch) -> Result<(), Er
     unsafe { bridge::launch_rows(one, launch) }.map_err(Error::from_cxx)
 }
 
+/// The batch baselines: a hand-written gather kernel over `desc` (`pieces` empty), or the
+/// (dst, src, size) `pieces` by one cudaMemcpyAsync each (`which` 0) or one cudaMemcpyBatchAsync
+/// (1). Callers hold the guards of every buffer involved, as for `launch_rows`.
+pub(crate) fn launch_baseline_batch(
+    desc: Option<&RowsDesc>,
+    which: u32,
+    pieces: (&[u64], &[u64], &[u64]),
+    stream: u64,
+) -> Result<(), Error> {
+    // SAFETY: per the contract above, every address is live device memory of the stated size.
+    let r = unsafe {
+        match desc {
+            Some(d) => bridge::launch_baseline_gather(d, stream),
+            None => bridge::launch_baseline_pieces(which, pieces.0, pieces.1, pieces.2, stream),
+        }
+    };
+    r.map_err(Error::from_cxx)
+}
+
 /// Warp tasks per destination row of `row_bytes` bytes in the realign kernel.
-pub(crate) fn rows_segments(row_bytes: i64) -> i64 {
-    bridge::rows_segments(row_bytes)
+pub(crate) fn rows_segments(row_bytes: i64) -> Result<i64, Error> {
+    bridge::rows_segments(row_bytes).map_err(Error::from_cxx)
 }
 
 /// Mean host nanoseconds per launch when C++ launches `desc` `iters` times itself.

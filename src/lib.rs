@@ -69,8 +69,8 @@ pub mod timing;
 
 pub use atom::{Atom, Family, KernelConfig, ELEMENT_WIDTHS};
 pub use batch::{
-    copy_blocks, gather_rows, scatter_rows, upload_indices, Batch, BatchPlan, Index, IndexStatus,
-    Region,
+    copy_blocks, copy_blocks_baseline, gather_rows, scatter_rows, upload_indices, Batch,
+    BatchBaseline, BatchPlan, Index, IndexStatus, Region,
 };
 pub use copy::{
     copy, copy_raw, copy_with, launch, launch_baseline, launch_overhead_ns, pad, pad_raw, pad_with,

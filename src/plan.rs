@@ -262,13 +262,14 @@ impl Plan {
                 launched.1.cols.checked_mul(e).ok_or_else(|| {
                     Error::Overflow(format!("a row of {} elements", launched.1.cols))
                 })?;
-            let segs = crate::ffi::rows_segments(row_bytes as i64) as usize;
+            let segs = crate::ffi::rows_segments(row_bytes as i64)? as usize;
             (launched.1.rows, segs)
         } else {
             (dst.rows.div_ceil(tm), dst.cols.div_ceil(tn))
         };
         if atom.family() == Family::Realign {
-            // A persistent grid walks the warp tasks: no grid limit, only i64 task numbers.
+            // One block per 8 warp tasks, with a grid stride past 2^31 - 1 blocks: only the i64
+            // task numbers limit it.
             if tiles
                 .0
                 .checked_mul(tiles.1)
@@ -304,8 +305,7 @@ impl Plan {
     }
 
     /// Blocks launched (one per tile; 0 for an empty copy, which launches nothing). For the
-    /// realign family, the blocks the warp tasks need; the persistent grid launches at most as
-    /// many as the device holds at once and walks the rest.
+    /// realign family, one block per 8 warp tasks.
     pub fn blocks(&self) -> usize {
         let n = self.tiles.0 * self.tiles.1;
         if self.atom.family() == Family::Realign {
@@ -509,7 +509,7 @@ impl Plan {
             r.push("empty copy: nothing to launch".into());
         } else {
             r.push(format!(
-                "warp tasks: {} row{} x {} segment{} of up to {} B = {} tasks, {REALIGN_WARPS} warps per block ({} blocks' worth); a persistent grid (SMs x resident blocks) walks them with a grid stride",
+                "warp tasks: {} row{} x {} segment{} of up to {} B = {} tasks, {REALIGN_WARPS} warps per block ({} blocks), at most 64 registers per thread so that 4 blocks fit on an SM",
                 self.tiles.0,
                 if self.tiles.0 == 1 { "" } else { "s" },
                 self.tiles.1,

@@ -85,7 +85,7 @@ fn random_batch<T: Element>(stream: &Arc<CudaStream>, n: usize, seed: u64) {
     for (s, d) in &pairs {
         batch.push(*s, *d).unwrap();
     }
-    let plan = batch.plan();
+    let plan = batch.plan().unwrap();
     assert_eq!(plan.copies, n);
     batch
         .launch(&src.view(), &mut dst.view_mut(), stream)

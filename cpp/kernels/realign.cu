@@ -21,8 +21,8 @@
 // element by element under identity-tensor predicates instead: nothing outside the source row is read,
 // nothing outside the destination row is written.
 //
-// Work decomposition: a warp task is (item, row, segment); 8 warps per block; a persistent grid of
-// (SMs x resident blocks) walks the tasks with a grid stride. A batch finds a task's descriptor by
+// Work decomposition: a warp task is (item, row, segment); 8 warps per block, one block per 8
+// tasks (a grid stride covers more than 2^31 - 1 blocks' worth). A batch finds a task's descriptor by
 // binary search over `task_begin`. An index that is negative skips its item (the paged-cache
 // convention); one past the end skips it and is counted in `status` (count, lowest such item).
 #define CUTE_COPY_ROW_realign(name, bytes, zfill) \
@@ -34,9 +34,19 @@ using namespace cute;
 
 namespace {
 
+// Tuning knobs, measured on the H200 (docs/realign-tuning.md): 4 vectors in flight per lane with
+// at most 64 registers (4 resident blocks per SM) beat 8 per lane (spills, or 2 blocks per SM),
+// and one block per 8 tasks beat a persistent grid of resident blocks (0.78-0.93x vs 0.93-1.0x of
+// D2D on the alignment shapes).
+#ifndef CUTE_COPY_REALIGN_VECS_PER_LANE
+#define CUTE_COPY_REALIGN_VECS_PER_LANE 4
+#endif
+#ifndef CUTE_COPY_REALIGN_MIN_BLOCKS
+#define CUTE_COPY_REALIGN_MIN_BLOCKS 4
+#endif
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kVecsPerLane = 4;
+constexpr int kVecsPerLane = CUTE_COPY_REALIGN_VECS_PER_LANE;
 constexpr int kVecs = 32 * kVecsPerLane;  // 16-byte vectors per warp task (2 KiB)
 
 using Vec = cute::uint128_t;
@@ -61,91 +71,113 @@ CUTE_DEVICE uint4 realign(uint4 const& a0, uint4 const& a1, int m) {
 
 CUTE_DEVICE uint4 as_u4(Vec const& v) { return reinterpret_cast<uint4 const&>(v); }
 
-// Bytes [o, o + 16) of a destination row, element by element: source element where o + k < ls, zero
-// elsewhere. Reads only inside the source row.
+// The 16 bytes at row offset t (t a multiple of Width, possibly negative or past the row) of a
+// source row of ls bytes, element by element, with zeros for bytes outside [0, ls): what an aligned
+// source vector that sticks out of the row reads. Nothing outside the row is touched.
 template <int Width>
-CUTE_DEVICE Vec gather_vector(std::uint8_t const* s, std::int64_t ls, std::int64_t o) {
+CUTE_DEVICE uint4 masked_vector(std::uint8_t const* s, std::int64_t ls, std::int64_t t) {
   using E = uint_byte_t<Width>;
   constexpr int N = 16 / Width;
   E e[N];
   CUTE_UNROLL
-  for (int k = 0; k < N; ++k)
-    e[k] = o + k * Width < ls ? *reinterpret_cast<E const*>(s + o + k * Width) : E(0);
-  Vec v;
+  for (int k = 0; k < N; ++k) {
+    std::int64_t const o = t + k * Width;
+    e[k] = o >= 0 && o < ls ? *reinterpret_cast<E const*>(s + o) : E(0);
+  }
+  uint4 v;
   memcpy(&v, e, 16);
   return v;
 }
 
-// One element of the head or tail at row offset o.
-template <int Width>
-CUTE_DEVICE void copy_element(std::uint8_t const* s, std::int64_t ls, std::uint8_t* d, std::int64_t o) {
-  using E = uint_byte_t<Width>;
-  *reinterpret_cast<E*>(d + o) = o < ls ? *reinterpret_cast<E const*>(s + o) : E(0);
-}
-
 // Segment `seg` of one destination row: d[0, ld) from s[0, ls), zeros past ls.
+//
+// The body: destination vector v (0 <= v < nb) at d + head + 16 v needs source bytes
+// [head + 16 v, +16) of the row, which start m bytes into the aligned source vector A_v at
+// (s + head - m) + 16 v: out_v = bytes [m, m + 16) of A_v:A_{v+1}. Lane l owns v = seg * kVecs + 32 k
+// + l (the TiledCopy's partition) and loads A_v; A_{v+1} is lane l + 1's A_v (a warp shuffle; lane 31
+// takes lane 0's next one, and loads one extra vector past the segment). A_v that sticks out of the
+// source row is read element by element with zeros outside it, which is also what a pad needs.
 template <int Width>
 CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* d, std::int64_t ld,
                           std::int64_t seg, int lane) {
+  using E = uint_byte_t<Width>;
   std::int64_t const head = cute::min(ld, std::int64_t((16 - (reinterpret_cast<std::uintptr_t>(d) & 15)) & 15));
   std::int64_t const nb = (ld - head) / 16;  // aligned destination vectors
-  if (seg == 0) {                            // head and tail, < 16 bytes each
-    for (std::int64_t o = std::int64_t(lane) * Width; o < head; o += 32 * Width) copy_element<Width>(s, ls, d, o);
-    for (std::int64_t o = head + nb * 16 + std::int64_t(lane) * Width; o < ld; o += 32 * Width)
-      copy_element<Width>(s, ls, d, o);
-  }
-  if (seg * kVecs >= nb) return;
+  std::int64_t const tail = head + nb * 16;  // row offset of the tail (< 16 bytes)
 
-  // The body: destination vectors [0, nb) at d + head, their source bytes at s + head.
-  std::uint8_t const* sb = s + head;
-  int const m = static_cast<int>(reinterpret_cast<std::uintptr_t>(sb) & 15);
-  TiledCopy tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<Vec>, Vec>{},
-                                         Layout<Shape<_32>>{},   // thread layout: one warp
-                                         Layout<Shape<_1>>{});   // value layout: one vector per call
-  auto tile = Shape<Int<kVecs>>{};
-  Tensor mD = make_tensor(make_gmem_ptr(reinterpret_cast<Vec*>(d + head)), make_shape(nb));  // (NB)
-  Tensor mA = make_tensor(make_gmem_ptr(reinterpret_cast<Vec const*>(sb - m)), make_shape(nb + 1));  // (NB+1) aligned source grid
-  Tensor gD = local_tile(mD, tile, make_coord(seg));  // (VECS)
-  Tensor gA = local_tile(mA, tile, make_coord(seg));  // (VECS)
-  Tensor cD = local_tile(make_identity_tensor(shape(mD)), tile, make_coord(seg));  // (VECS) -> v
-  ThrCopy thr_copy = tiled_copy.get_slice(lane);
-  Tensor tDgD = thr_copy.partition_D(gD);  // (CPY, CPY_N) = (1, kVecsPerLane)
-  Tensor tAgA = thr_copy.partition_S(gA);  // (CPY, CPY_N): aligned source vector at the same v
-  Tensor tDcD = thr_copy.partition_D(cD);  // (CPY, CPY_N) -> v
-  Tensor tDrD = make_fragment_like(tDgD);  // (CPY, CPY_N) registers
-  Tensor tDpD = make_tensor<bool>(make_shape(_1{}, size<1>(tDgD)));  // (1, CPY_N) predicates
+  // Head and tail elements (segment 0): loaded now, stored last, so they share the body's round trip.
+  std::int64_t const ho = std::int64_t(lane) * Width, to = tail + std::int64_t(lane) * Width;
+  bool const has_head = seg == 0 && ho < head, has_tail = seg == 0 && to < ld;
+  E h = has_head && ho < ls ? *reinterpret_cast<E const*>(s + ho) : E(0);
+  E t = has_tail && to < ls ? *reinterpret_cast<E const*>(s + to) : E(0);
 
-  // Loads first, all in flight, then realign and store.
-  Vec a0[kVecsPerLane], a1[kVecsPerLane];
-  bool fast[kVecsPerLane];
-  CUTE_UNROLL
-  for (int k = 0; k < kVecsPerLane; ++k) {
-    std::int64_t const v = get<0>(tDcD(0, k));
-    std::int64_t const o = head + 16 * v;  // row offset of the vector
-    tDpD(0, k) = elem_less(tDcD(0, k), shape(mD));
-    // Both aligned source vectors inside the source row: [o - m, o - m + 32) within [0, ls).
-    fast[k] = tDpD(0, k) && (m == 0 ? o + 16 <= ls : (o >= m && o - m + 32 <= ls));
-    if (fast[k]) {
-      a0[k] = tAgA(0, k);
-      if (m != 0) a1[k] = (&tAgA(0, k))[1];
-    }
-  }
-  CUTE_UNROLL
-  for (int k = 0; k < kVecsPerLane; ++k) {
-    if (!tDpD(0, k)) continue;
-    std::int64_t const o = head + 16 * std::int64_t(get<0>(tDcD(0, k)));
-    if (fast[k]) {
-      if (m == 0) {
-        tDrD(0, k) = a0[k];
-      } else {
-        uint4 r = realign(as_u4(a0[k]), as_u4(a1[k]), m);
-        tDrD(0, k) = reinterpret_cast<Vec const&>(r);
-      }
+  if (seg * kVecs < nb) {
+    std::uint8_t const* sb = s + head;
+    int const m = static_cast<int>(reinterpret_cast<std::uintptr_t>(sb) & 15);
+    std::int64_t const a0 = head - m;  // row offset of A_0
+    TiledCopy tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<Vec>, Vec>{},
+                                           Layout<Shape<_32>>{},   // thread layout: one warp
+                                           Layout<Shape<_1>>{});   // value layout: one vector per call
+    auto tile = Shape<Int<kVecs>>{};
+    Tensor mD = make_tensor(make_gmem_ptr(reinterpret_cast<Vec*>(d + head)), make_shape(nb));      // (NB)
+    Tensor mA = make_tensor(make_gmem_ptr(reinterpret_cast<Vec const*>(s + a0)), make_shape(nb + 1));  // (NB+1) A_v
+    Tensor gD = local_tile(mD, tile, make_coord(seg));  // (VECS)
+    Tensor gA = local_tile(mA, tile, make_coord(seg));  // (VECS)
+    Tensor cD = local_tile(make_identity_tensor(shape(mD)), tile, make_coord(seg));  // (VECS) -> v
+    ThrCopy thr_copy = tiled_copy.get_slice(lane);
+    Tensor tDgD = thr_copy.partition_D(gD);  // (CPY, CPY_N) = (1, kVecsPerLane)
+    Tensor tAgA = thr_copy.partition_S(gA);  // (CPY, CPY_N): A_v of the lane's vectors
+    Tensor tDcD = thr_copy.partition_D(cD);  // (CPY, CPY_N) -> v
+    Tensor tArA = make_fragment_like(tAgA);  // (CPY, CPY_N) registers: A_v, then out_v
+
+    std::int64_t const v0 = seg * kVecs;
+    std::int64_t const o_first = a0 + 16 * v0, o_end = a0 + 16 * (v0 + kVecs + (m != 0));
+    // Interior (peeled): every A_v the segment reads lies inside the source row, every v < nb.
+    bool const interior = v0 + kVecs <= nb && o_first >= 0 && o_end <= ls;
+    uint4 extra = make_uint4(0, 0, 0, 0);  // lane 31: A_{v0 + kVecs}
+    if (interior) {
+      copy(tiled_copy, tAgA, tArA);
+      if (m != 0 && lane == 31) extra = as_u4((&tAgA(0, kVecsPerLane - 1))[1]);
     } else {
-      tDrD(0, k) = gather_vector<Width>(s, ls, o);
+      CUTE_UNROLL
+      for (int k = 0; k < kVecsPerLane; ++k) {
+        std::int64_t const o = a0 + 16 * std::int64_t(get<0>(tDcD(0, k)));
+        if (o >= ls) { tArA(0, k) = Vec{}; continue; }  // past the source: zeros (a pad)
+        uint4 a = o >= 0 && o + 16 <= ls ? as_u4(tAgA(0, k)) : masked_vector<Width>(s, ls, o);
+        tArA(0, k) = reinterpret_cast<Vec const&>(a);
+      }
+      if (m != 0 && lane == 31) {
+        std::int64_t const o = a0 + 16 * (std::int64_t(get<0>(tDcD(0, kVecsPerLane - 1))) + 1);
+        extra = o >= ls ? make_uint4(0, 0, 0, 0) : masked_vector<Width>(s, ls, o);
+      }
+    }
+    if (m != 0) {
+      // out_v = bytes [m, m + 16) of A_v:A_{v+1}. Lane l < 31 reads A_{v+1} from lane l + 1 (same k);
+      // lane 31 reads lane 0's A at k + 1, which lane 0 offers in place of its own, and for the last
+      // k takes the extra vector it loaded itself.
+      CUTE_UNROLL
+      for (int k = 0; k < kVecsPerLane; ++k) {
+        uint4 const a = as_u4(tArA(0, k));
+        uint4 const offer = lane != 0 ? a : k + 1 < kVecsPerLane ? as_u4(tArA(0, k + 1)) : extra;
+        int const from = (lane + 1) & 31;
+        uint4 b = make_uint4(__shfl_sync(0xffffffffu, offer.x, from), __shfl_sync(0xffffffffu, offer.y, from),
+                             __shfl_sync(0xffffffffu, offer.z, from), __shfl_sync(0xffffffffu, offer.w, from));
+        if (lane == 31 && k + 1 == kVecsPerLane) b = extra;
+        uint4 const r = realign(a, b, m);
+        tArA(0, k) = reinterpret_cast<Vec const&>(r);
+      }
+    }
+    if (interior) {
+      copy(tiled_copy, tArA, tDgD);
+    } else {
+      Tensor tDpD = make_tensor<bool>(make_shape(_1{}, size<1>(tDgD)));  // (1, CPY_N) predicates
+      CUTE_UNROLL
+      for (int k = 0; k < kVecsPerLane; ++k) tDpD(0, k) = elem_less(tDcD(0, k), shape(mD));
+      copy_if(tiled_copy, tDpD, tArA, tDgD);
     }
   }
-  copy_if(tiled_copy, tDpD, tDrD, tDgD);
+  if (has_head) *reinterpret_cast<E*>(d + ho) = h;
+  if (has_tail) *reinterpret_cast<E*>(d + to) = t;
 }
 
 template <class I>
@@ -154,15 +186,15 @@ CUTE_DEVICE std::int64_t load_index(std::uint64_t base, std::int64_t entry) {
 }
 
 // The item's index on one side; -1 when the item is skipped (negative index, or out of range,
-// which is also recorded).
+// which the item's first task records once).
 CUTE_DEVICE std::int64_t side_index(std::uint64_t index, int index_bytes, int index_stride, std::int64_t item,
-                                    std::int64_t limit, unsigned long long* status, int lane) {
+                                    std::int64_t limit, unsigned long long* status, bool record) {
   if (index == 0) return item;
   std::int64_t const e = item * index_stride;
   std::int64_t const i = index_bytes == 4 ? load_index<std::int32_t>(index, e) : load_index<std::int64_t>(index, e);
   if (i < 0) return -1;
   if (i >= limit) {
-    if (lane == 0 && status != nullptr) {
+    if (record && status != nullptr) {
       atomicAdd(status, 1ull);
       atomicMin(status + 1, static_cast<unsigned long long>(item));
     }
@@ -172,7 +204,7 @@ CUTE_DEVICE std::int64_t side_index(std::uint64_t index, int index_bytes, int in
 }
 
 template <int Width, bool Batched>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
     realign_kernel(RowsDesc const one, RowsDesc const* descs, int count, std::int64_t tasks,
                    unsigned long long* status, std::uint64_t src_base, std::uint64_t dst_base) {
   int const lane = threadIdx.x % 32;
@@ -192,9 +224,10 @@ __global__ void __launch_bounds__(kThreads)
     std::int64_t const seg = local % p.segs;
     std::int64_t const r = local / p.segs;
     std::int64_t const item = r / p.dst_rows, row = r % p.dst_rows;
-    std::int64_t const si = side_index(p.src_index, p.index_bytes, p.index_stride, item, p.src_items, status, lane);
+    bool const record = lane == 0 && row == 0 && seg == 0;
+    std::int64_t const si = side_index(p.src_index, p.index_bytes, p.index_stride, item, p.src_items, status, record);
     if (si < 0) continue;
-    std::int64_t const di = side_index(p.dst_index, p.index_bytes, p.index_stride, item, p.dst_items, status, lane);
+    std::int64_t const di = side_index(p.dst_index, p.index_bytes, p.index_stride, item, p.dst_items, status, record);
     if (di < 0) continue;
     auto const* s = reinterpret_cast<std::uint8_t const*>(src_base + p.src) + si * p.src_item_stride + row * p.src_pitch;
     auto* d = reinterpret_cast<std::uint8_t*>(dst_base + p.dst) + di * p.dst_item_stride + row * p.dst_pitch;
@@ -203,18 +236,9 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Blocks of a persistent grid: every SM filled with as many blocks as can be resident.
-template <class Kernel>
-unsigned persistent_blocks(Kernel kernel, std::int64_t tasks) {
-  int dev = 0, sms = 0, per_sm = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0) != cudaSuccess) {
-    cudaGetLastError();
-    sms = 1, per_sm = 1;
-  }
-  std::int64_t const needed = (tasks + kWarps - 1) / kWarps;
-  std::int64_t const limit = std::int64_t(sms) * cute::max(per_sm, 1);
-  return static_cast<unsigned>(cute::max<std::int64_t>(1, cute::min(needed, limit)));
+// One block per kWarps tasks, at most 2^31 - 1 (the kernel's grid stride covers the rest).
+inline unsigned blocks_for(std::int64_t tasks) {
+  return static_cast<unsigned>(cute::min<std::int64_t>((tasks + kWarps - 1) / kWarps, 0x7fffffff));
 }
 
 template <int Width, int AtomBytes, bool ZeroFill>
@@ -225,11 +249,11 @@ struct RealignLaunch {
     if (tasks <= 0) return;
     if (descs == nullptr) {
       auto kernel = realign_kernel<Width, false>;
-      kernel<<<persistent_blocks(kernel, tasks), kThreads, 0, stream>>>(one, nullptr, 0, tasks, status,
+      kernel<<<blocks_for(tasks), kThreads, 0, stream>>>(one, nullptr, 0, tasks, status,
                                                                          src_base, dst_base);
     } else {
       auto kernel = realign_kernel<Width, true>;
-      kernel<<<persistent_blocks(kernel, tasks), kThreads, 0, stream>>>(one, descs, count, tasks, status,
+      kernel<<<blocks_for(tasks), kThreads, 0, stream>>>(one, descs, count, tasks, status,
                                                                          src_base, dst_base);
     }
     check_launch("realign_kernel");

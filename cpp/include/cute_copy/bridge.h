@@ -27,6 +27,13 @@ void launch_tutorial(CopyDesc const& desc);
 // A baseline that is not CuTe (cpp/baselines.cu): 0 naive, 1 hand-vectorized 16 B, 2
 // cudaMemcpy2DAsync, 3 cudaMemcpyAsync of the same bytes.
 void launch_baseline(CopyDesc const& desc, std::uint32_t which);
+// Batch baselines (not CuTe): a hand-written block-gather kernel over `desc`'s i32 block table
+// (contiguous 16-byte blocks), and copies of (dst, src, size) pieces: 0 one cudaMemcpyAsync each,
+// 1 one cudaMemcpyBatchAsync for all.
+void launch_baseline_gather(RowsDesc const& desc, std::uint64_t stream);
+void launch_baseline_pieces(std::uint32_t which, rust::Slice<std::uint64_t const> dsts,
+                            rust::Slice<std::uint64_t const> srcs, rust::Slice<std::uint64_t const> sizes,
+                            std::uint64_t stream);
 // Mean host nanoseconds per launch_copy(desc) over `iters` back-to-back calls from C++.
 double bare_launch_ns(CopyDesc const& desc, std::uint32_t iters);
 // An empty kernel on the same stream: the launch-overhead floor for benchmarks.
