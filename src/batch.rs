@@ -406,7 +406,8 @@ pub struct Batch<T: Element> {
     /// Elements each side needs from its view's element (0, 0).
     needed: (usize, usize),
     /// Device descriptors (offsets from the views' element (0, 0)) and their task count.
-    uploaded: Option<(CudaSlice<RowsDesc>, i64)>,
+    /// Device bytes: the descriptors, then the block table (see [`device_image`]).
+    uploaded: Option<(CudaSlice<u8>, i64)>,
     _element: std::marker::PhantomData<T>,
 }
 
@@ -527,11 +528,7 @@ impl<T: Element> Batch<T> {
             .collect();
         check_disjoint(&dsts, &[])?;
         let tasks = descs.iter().map(tasks_of).sum::<i64>();
-        let dev = if descs.is_empty() {
-            stream.alloc_zeros::<RowsDesc>(1)?
-        } else {
-            stream.clone_htod(&descs)?
-        };
+        let dev = stream.clone_htod(&device_image(&descs, tasks))?;
         self.uploaded = Some((dev, tasks));
         Ok(())
     }
@@ -590,6 +587,30 @@ impl<T: Element> Batch<T> {
         )?;
         Ok(*tasks)
     }
+}
+
+/// Warp tasks per block of the realign kernel.
+const WARPS_PER_BLOCK: i64 = 8;
+
+/// What a batch puts in device memory: the descriptors (sorted by `task_begin`), then a block
+/// table: for each block of [`WARPS_PER_BLOCK`] tasks, the u32 index of the last descriptor whose
+/// first task is at or before the block's first task. A warp starts from there instead of
+/// searching all descriptors (a chain of dependent loads per task).
+fn device_image(descs: &[RowsDesc], tasks: i64) -> Vec<u8> {
+    let mut bytes = ffi::rows_desc_bytes(descs).to_vec();
+    if bytes.is_empty() {
+        bytes.resize(16, 0);
+    }
+    let blocks = (tasks + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+    let mut k = 0usize;
+    for b in 0..blocks {
+        let first = b * WARPS_PER_BLOCK;
+        while k + 1 < descs.len() && descs[k + 1].task_begin <= first {
+            k += 1;
+        }
+        bytes.extend_from_slice(&(k as u32).to_le_bytes());
+    }
+    bytes
 }
 
 /// One index-driven descriptor, launched by value with the status buffer.

@@ -179,6 +179,15 @@ unsafe impl cudarc::driver::DeviceRepr for RowsDesc {}
 // SAFETY: every field is an integer, for which all-zero bits are a valid value.
 unsafe impl cudarc::driver::ValidAsZeroBits for RowsDesc {}
 
+/// The bytes of `descs` as the kernel reads them (little-endian host, `#[repr(C)]` layout).
+pub(crate) fn rows_desc_bytes(descs: &[RowsDesc]) -> &[u8] {
+    const { assert!(std::mem::size_of::<RowsDesc>() == 144) };
+    // SAFETY: `RowsDesc` is a `#[repr(C)]` struct of 17 eight-byte and 2 four-byte integers (the
+    // two i32 adjacent, so no padding: 144 bytes, checked above); every byte is initialised, and
+    // the slice borrows `descs`.
+    unsafe { std::slice::from_raw_parts(descs.as_ptr().cast::<u8>(), std::mem::size_of_val(descs)) }
+}
+
 /// Which kernel runs a descriptor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kernel {

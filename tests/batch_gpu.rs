@@ -215,14 +215,14 @@ fn gather_and_scatter_follow_indices_and_skip_bad_ones() {
     status.check(&stream).unwrap(); // cleared
     let after = dst.to_host(&stream).unwrap();
     let ldd = cols + 3;
-    for i in 0..n {
-        let row_ok = if idx[i] < 0 || idx[i] >= rows as i64 {
+    for (i, &ix) in idx.iter().enumerate() {
+        let row_ok = if ix < 0 || ix >= rows as i64 {
             rows_equal(&after, i * ldd, &before, i * ldd, ldd)
         } else {
-            rows_equal(&after, i * ldd, &src_host, idx[i] as usize * ld, cols)
+            rows_equal(&after, i * ldd, &src_host, ix as usize * ld, cols)
                 && rows_equal(&after, i * ldd + cols, &before, i * ldd + cols, 3)
         };
-        assert!(row_ok, "gathered row {i} (index {})", idx[i]);
+        assert!(row_ok, "gathered row {i} (index {ix})");
     }
 
     // Scatter with distinct indices (a permutation with holes) and one out of range.
@@ -296,13 +296,13 @@ fn block_tables_copy_blocks_between_pools() {
         }
         let n = 150;
         let mut pairs = Vec::new();
-        for k in 0..n {
+        for (k, &d) in dsts.iter().take(n).enumerate() {
             let s = match k {
                 10 => -1,
                 20 => pool_src as i32,
                 _ => r.random_range(0..pool_src as i32),
             };
-            pairs.extend([s, dsts[k]]);
+            pairs.extend([s, d]);
         }
         let pairs_dev = stream.clone_htod(&pairs).unwrap();
         let mut status = IndexStatus::new(&stream).unwrap();

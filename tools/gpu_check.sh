@@ -30,6 +30,10 @@ for step in "$@"; do
         r --dtype f16 --rows 16383 --cols 16383 --ld-src 16383 --ld-dst 16384
         r --dtype bf16 --rows 16384 --cols 16380 --ld-src 16388 --ld-dst 16384 --dst-rows 16384 --dst-cols 16384
         r --dtype f16 --rows 16384 --cols 16380 --ld-src 16388 --ld-dst 16380 --atom universal-64
+        echo "## blocks (300 x 16x128 f16 from 4096)"; .gpu/run bin cute-copy blocks --skip-every 50 2>&1 | tail -4
+        echo "## blocks (4096 x 64 KiB)"; .gpu/run bin cute-copy blocks --cols 2048 --count 4096 2>&1 | tail -3
+        echo "## batch (10000 random)"; .gpu/run bin cute-copy batch 2>&1 | tail -3
+        for ex in kv_cache_gather crop_rgb pad_batch; do echo "## example $ex"; .gpu/run bin $ex 2>&1 | tail -4; done
       } >"$out/probe.log" 2>&1
       cat "$out/probe.log" ;;
     bench)

@@ -7,7 +7,9 @@
 //     `dst_rows x dst_row_bytes` destination filled from a `src_rows x src_row_bytes` source (bytes
 //     of the destination outside the source are written as zeros: a pad), item i at index
 //     `src_index[i]` / `dst_index[i]` (i32 or i64, on the device) when an index array is given;
-//   * descriptors of a batch are sorted by `task_begin`, the prefix sum of their warp tasks.
+//   * descriptors of a batch are sorted by `task_begin`, the prefix sum of their warp tasks, and the
+//     array is followed by a block table: for every block of kWarps tasks, the u32 index of the
+//     last descriptor whose `task_begin` is <= the block's first task (built by src/batch.rs).
 //
 // How a row moves. Each destination row splits into a head (< 16 bytes, up to the first 16-byte
 // boundary), a body of 16-byte-aligned vectors and a tail (< 16 bytes). The body is a rank-1 tensor
@@ -99,7 +101,7 @@ CUTE_DEVICE uint4 masked_vector(std::uint8_t const* s, std::int64_t ls, std::int
 // source row is read element by element with zeros outside it, which is also what a pad needs.
 template <int Width>
 CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* d, std::int64_t ld,
-                          std::int64_t seg, int lane) {
+                          std::int64_t seg, int lane, bool streaming) {
   using E = uint_byte_t<Width>;
   std::int64_t const head = cute::min(ld, std::int64_t((16 - (reinterpret_cast<std::uintptr_t>(d) & 15)) & 15));
   std::int64_t const nb = (ld - head) / 16;  // aligned destination vectors
@@ -135,8 +137,17 @@ CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* 
     // Interior (peeled): every A_v the segment reads lies inside the source row, every v < nb.
     bool const interior = v0 + kVecs <= nb && o_first >= 0 && o_end <= ls;
     uint4 extra = make_uint4(0, 0, 0, 0);  // lane 31: A_{v0 + kVecs}
+    bool const cs = streaming && m == 0;  // the .cs form of UniversalCopy<uint128_t>
     if (interior) {
-      copy(tiled_copy, tAgA, tArA);
+      if (cs) {
+        CUTE_UNROLL
+        for (int k = 0; k < kVecsPerLane; ++k) {
+          uint4 v = __ldcs(reinterpret_cast<uint4 const*>(&tAgA(0, k)));
+          tArA(0, k) = reinterpret_cast<Vec const&>(v);
+        }
+      } else {
+        copy(tiled_copy, tAgA, tArA);
+      }
       if (m != 0 && lane == 31) extra = as_u4((&tAgA(0, kVecsPerLane - 1))[1]);
     } else {
       CUTE_UNROLL
@@ -167,7 +178,10 @@ CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* 
         tArA(0, k) = reinterpret_cast<Vec const&>(r);
       }
     }
-    if (interior) {
+    if (interior && cs) {
+      CUTE_UNROLL
+      for (int k = 0; k < kVecsPerLane; ++k) __stcs(reinterpret_cast<uint4*>(&tDgD(0, k)), as_u4(tArA(0, k)));
+    } else if (interior) {
       copy(tiled_copy, tArA, tDgD);
     } else {
       Tensor tDpD = make_tensor<bool>(make_shape(_1{}, size<1>(tDgD)));  // (1, CPY_N) predicates
@@ -211,13 +225,14 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
   for (std::int64_t task = std::int64_t(blockIdx.x) * kWarps + threadIdx.x / 32; task < tasks;
        task += std::int64_t(gridDim.x) * kWarps) {
     RowsDesc const* dp = &one;
-    if constexpr (Batched) {  // the last descriptor whose first task is <= task
-      int lo = 0, hi = count - 1;
-      while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (descs[mid].task_begin <= task) lo = mid; else hi = mid - 1;
-      }
-      dp = descs + lo;
+    if constexpr (Batched) {
+      // The last descriptor whose first task is <= task: the block table after the descriptors
+      // names it for the block's first task (task / kWarps), and the block's 8 tasks can only
+      // move a few descriptors further.
+      auto const* first = reinterpret_cast<std::uint32_t const*>(descs + count);
+      int k = static_cast<int>(first[task / kWarps]);
+      while (k + 1 < count && descs[k + 1].task_begin <= task) ++k;
+      dp = descs + k;
     }
     RowsDesc const& p = *dp;
     std::int64_t const local = task - p.task_begin;
@@ -232,7 +247,10 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
     auto const* s = reinterpret_cast<std::uint8_t const*>(src_base + p.src) + si * p.src_item_stride + row * p.src_pitch;
     auto* d = reinterpret_cast<std::uint8_t*>(dst_base + p.dst) + di * p.dst_item_stride + row * p.dst_pitch;
     std::int64_t const ls = row < p.src_rows ? p.src_row_bytes : 0;
-    copy_row<Width>(s, ls, d, p.dst_row_bytes, seg, lane);
+    // A single contiguous run streams: its vectors are touched once, so the aligned case loads and
+    // stores them evict-first (.cs), which keeps L2 for what is still to come.
+    bool const streaming = p.items == 1 && p.dst_rows == 1 && p.src_rows == 1;
+    copy_row<Width>(s, ls, d, p.dst_row_bytes, seg, lane, streaming);
   }
 }
 
