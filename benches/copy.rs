@@ -312,6 +312,17 @@ fn bench_alignment<T: Element>(c: &mut Criterion, stream: &Arc<CudaStream>, shap
             },
         );
     }
+    if plan.atom != Atom::Realign128 {
+        let realign =
+            cute_copy::plan(&sview, &dview, Some(Atom::Realign128)).expect("realign plan");
+        g.bench_function(BenchmarkId::new("atom", "realign-128"), |bch| {
+            bch.iter_custom(|k| {
+                gpu_time(stream, k, || {
+                    cute_copy::launch(&realign, &sview, &mut dview, stream)
+                })
+            })
+        });
+    }
     // The anchor: one contiguous D2D memcpy of the same bytes (half read, half written).
     bench_d2d(&mut g, stream, bytes);
     g.finish();
