@@ -79,16 +79,21 @@ CUTE_DEVICE uint4 as_u4(Vec const& v) { return reinterpret_cast<uint4 const&>(v)
 template <int Width>
 CUTE_DEVICE uint4 masked_vector(std::uint8_t const* s, std::int64_t ls, std::int64_t t) {
   using E = uint_byte_t<Width>;
-  constexpr int N = 16 / Width;
-  E e[N];
+  unsigned w[4] = {0u, 0u, 0u, 0u};  // built in place: constant indices keep it in registers
   CUTE_UNROLL
-  for (int k = 0; k < N; ++k) {
+  for (int k = 0; k < 16 / Width; ++k) {
     std::int64_t const o = t + k * Width;
-    e[k] = o >= 0 && o < ls ? *reinterpret_cast<E const*>(s + o) : E(0);
+    if (o >= 0 && o < ls) {
+      std::uint64_t const v = *reinterpret_cast<E const*>(s + o);
+      if constexpr (Width == 8) {
+        w[2 * k] = static_cast<unsigned>(v);
+        w[2 * k + 1] = static_cast<unsigned>(v >> 32);
+      } else {
+        w[k * Width / 4] |= static_cast<unsigned>(v) << (8 * (k * Width % 4));
+      }
+    }
   }
-  uint4 v;
-  memcpy(&v, e, 16);
-  return v;
+  return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
 // Segment `seg` of one destination row: d[0, ld) from s[0, ls), zeros past ls.
@@ -101,7 +106,7 @@ CUTE_DEVICE uint4 masked_vector(std::uint8_t const* s, std::int64_t ls, std::int
 // source row is read element by element with zeros outside it, which is also what a pad needs.
 template <int Width>
 CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* d, std::int64_t ld,
-                          std::int64_t seg, int lane, bool streaming) {
+                          std::int64_t seg, int lane) {
   using E = uint_byte_t<Width>;
   std::int64_t const head = cute::min(ld, std::int64_t((16 - (reinterpret_cast<std::uintptr_t>(d) & 15)) & 15));
   std::int64_t const nb = (ld - head) / 16;  // aligned destination vectors
@@ -137,17 +142,8 @@ CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* 
     // Interior (peeled): every A_v the segment reads lies inside the source row, every v < nb.
     bool const interior = v0 + kVecs <= nb && o_first >= 0 && o_end <= ls;
     uint4 extra = make_uint4(0, 0, 0, 0);  // lane 31: A_{v0 + kVecs}
-    bool const cs = streaming && m == 0;  // the .cs form of UniversalCopy<uint128_t>
     if (interior) {
-      if (cs) {
-        CUTE_UNROLL
-        for (int k = 0; k < kVecsPerLane; ++k) {
-          uint4 v = __ldcs(reinterpret_cast<uint4 const*>(&tAgA(0, k)));
-          tArA(0, k) = reinterpret_cast<Vec const&>(v);
-        }
-      } else {
-        copy(tiled_copy, tAgA, tArA);
-      }
+      copy(tiled_copy, tAgA, tArA);
       if (m != 0 && lane == 31) extra = as_u4((&tAgA(0, kVecsPerLane - 1))[1]);
     } else {
       CUTE_UNROLL
@@ -178,10 +174,7 @@ CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* 
         tArA(0, k) = reinterpret_cast<Vec const&>(r);
       }
     }
-    if (interior && cs) {
-      CUTE_UNROLL
-      for (int k = 0; k < kVecsPerLane; ++k) __stcs(reinterpret_cast<uint4*>(&tDgD(0, k)), as_u4(tArA(0, k)));
-    } else if (interior) {
+    if (interior) {
       copy(tiled_copy, tArA, tDgD);
     } else {
       Tensor tDpD = make_tensor<bool>(make_shape(_1{}, size<1>(tDgD)));  // (1, CPY_N) predicates
@@ -247,10 +240,7 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
     auto const* s = reinterpret_cast<std::uint8_t const*>(src_base + p.src) + si * p.src_item_stride + row * p.src_pitch;
     auto* d = reinterpret_cast<std::uint8_t*>(dst_base + p.dst) + di * p.dst_item_stride + row * p.dst_pitch;
     std::int64_t const ls = row < p.src_rows ? p.src_row_bytes : 0;
-    // A single contiguous run streams: its vectors are touched once, so the aligned case loads and
-    // stores them evict-first (.cs), which keeps L2 for what is still to come.
-    bool const streaming = p.items == 1 && p.dst_rows == 1 && p.src_rows == 1;
-    copy_row<Width>(s, ls, d, p.dst_row_bytes, seg, lane, streaming);
+    copy_row<Width>(s, ls, d, p.dst_row_bytes, seg, lane);
   }
 }
 
