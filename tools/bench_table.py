@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Turn criterion's console output (from `.gpu/run bench`) into the BENCHMARKS.md table.
 
-Usage: tools/bench_table.py bench.log
+Usage: tools/bench_table.py bench.log [--torch torch.json]
+With --torch (tools/torch_anchor.py --json, same device call), also prints the "Alignment" table:
+per align_* group, the automatic plan's GB/s, its ratio to the D2D memcpy of the same bytes
+measured in the same group (d2d_same_bytes), torch copy_ on the same views, and x torch.
 Prints, per group, each function's GB/s (10^9 bytes/s, converted from criterion's GiB/s median),
 its ratio to the D2D cudaMemcpyAsync limit measured in the same run, and to cudaMemcpy2DAsync of
 the same shape where the group has it. Launch-overhead rows are printed as times.
@@ -38,6 +41,21 @@ def median(field, table):
     return value * table[unit.split("/")[0]]
 
 
+def alignment_table(gbps, torch_rows):
+    torch = {r["group"]: r for r in torch_rows}
+    print("| shape (group) | plan | GB/s | x D2D (same bytes) | torch copy_ GB/s | x torch | element-width plan GB/s |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for name, v in gbps.items():
+        g, f = name.split("/", 1)
+        if not g.startswith("align_") or not f.startswith("auto/"):
+            continue
+        d2d = gbps.get(f"{g}/d2d_same_bytes")
+        old = next((x for k, x in gbps.items() if k.startswith(f"{g}/element_width/")), None)
+        t = torch.get(g, {}).get("torch_gbps")
+        print(f"| {g[len('align_'):]} | {f[len('auto/'):]} | {v:.0f} | {v / d2d:.3f} | "
+              f"{t:.0f} | {v / t:.2f} | {old and f'{old:.0f}' or '(same)'} |" if t and d2d else f"| {g} | {v:.0f} |")
+
+
 def main():
     rows = parse(sys.argv[1])
     gbps, times = {}, {}
@@ -65,6 +83,10 @@ def main():
     for name, t in times.items():
         if name.startswith("launch/"):
             print(f"| {name} | {t:.2f} µs |")
+    if "--torch" in sys.argv:
+        import json
+        print()
+        alignment_table(gbps, json.load(open(sys.argv[sys.argv.index("--torch") + 1])))
 
 
 if __name__ == "__main__":
