@@ -499,7 +499,7 @@ impl Plan {
             "changing from row to row (the pitches differ mod 16)".to_string()
         };
         r.push(format!(
-            "each destination row splits into a head up to its first 16-byte boundary, a body of 16-byte-aligned vectors and a tail; a body vector's source bytes start m bytes into the source's 16-byte grid, m {shift}; lanes load the two aligned source vectors covering them (one when m = 0) and funnel-shift them into place, so every global load and store of the body is 128-bit and aligned"
+            "each destination row splits into a head up to its first 16-byte boundary, a body of 16-byte-aligned vectors and a tail; a body vector's source bytes start m bytes into the source's 16-byte grid, m {shift}; each lane loads the aligned source vector A_v holding its first byte, takes A_v+1 from the next lane by a warp shuffle (lane 31 loads one more) and funnel-shifts the pair into place, so every global load and store of the body is 128-bit and aligned"
         ));
         r.push(format!(
             "TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> over the body: thread layout (32):(1) (a warp), value layout (1): consecutive lanes own consecutive vectors, {} vectors in flight per lane a warp-width apart; heads, tails and the vectors beside them go element by element under identity-tensor predicates (nothing outside a row is read or written)",
