@@ -724,28 +724,7 @@ pub fn gather_rows<T: Element, I: Index>(
     status: &mut IndexStatus,
     stream: &Arc<CudaStream>,
 ) -> Result<BatchPlan> {
-    check_cols(src, dst)?;
-    if indices.len() < dst.rows() {
-        return Err(Error::Shape(format!(
-            "{} indices for {} destination rows",
-            indices.len(),
-            dst.rows()
-        )));
-    }
-    let (idx, _ig) = index_addr(indices, stream)?;
-    let mut desc = row_desc(src, dst)?;
-    desc.items = if src.cols() == 0 {
-        0
-    } else {
-        dst.rows() as i64
-    };
-    let (s, d) = pinned_pair(src, dst, stream)?;
-    (desc.src, desc.dst) = (s.addr, d.addr);
-    desc.src_index = idx;
-    desc.index_bytes = I::BYTES;
-    let plan = BatchPlan::of("row gather", T::DTYPE, &[desc]);
-    launch_indexed(desc, T::DTYPE, status, stream)?;
-    Ok(plan)
+    indexed_rows(Indexed::Source, src, indices, dst, status, stream)
 }
 
 /// Row scatter: `dst[indices[i], :] = src[i, :]` for every row `i` of `src`, in one launch.
@@ -758,26 +737,48 @@ pub fn scatter_rows<T: Element, I: Index>(
     status: &mut IndexStatus,
     stream: &Arc<CudaStream>,
 ) -> Result<BatchPlan> {
+    indexed_rows(Indexed::Destination, src, indices, dst, status, stream)
+}
+
+/// Which side of a row gather or scatter the indices address.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Indexed {
+    /// `dst[i] = src[indices[i]]`: one index per destination row.
+    Source,
+    /// `dst[indices[i]] = src[i]`: one index per source row.
+    Destination,
+}
+
+fn indexed_rows<T: Element, I: Index>(
+    which: Indexed,
+    src: &MatrixView<'_, T>,
+    indices: &CudaSlice<I>,
+    dst: &mut MatrixViewMut<'_, T>,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<BatchPlan> {
     check_cols(src, dst)?;
-    if indices.len() < src.rows() {
+    let (rows, what, kind) = match which {
+        Indexed::Source => (dst.rows(), "destination", "row gather"),
+        Indexed::Destination => (src.rows(), "source", "row scatter"),
+    };
+    if indices.len() < rows {
         return Err(Error::Shape(format!(
-            "{} indices for {} source rows",
-            indices.len(),
-            src.rows()
+            "{} indices for {rows} {what} rows",
+            indices.len()
         )));
     }
     let (idx, _ig) = index_addr(indices, stream)?;
     let mut desc = row_desc(src, dst)?;
-    desc.items = if src.cols() == 0 {
-        0
-    } else {
-        src.rows() as i64
-    };
+    desc.items = if src.cols() == 0 { 0 } else { rows as i64 };
     let (s, d) = pinned_pair(src, dst, stream)?;
     (desc.src, desc.dst) = (s.addr, d.addr);
-    desc.dst_index = idx;
+    match which {
+        Indexed::Source => desc.src_index = idx,
+        Indexed::Destination => desc.dst_index = idx,
+    }
     desc.index_bytes = I::BYTES;
-    let plan = BatchPlan::of("row scatter", T::DTYPE, &[desc]);
+    let plan = BatchPlan::of(kind, T::DTYPE, &[desc]);
     launch_indexed(desc, T::DTYPE, status, stream)?;
     Ok(plan)
 }
