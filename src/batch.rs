@@ -533,16 +533,13 @@ impl<T: Element> Batch<T> {
         Ok(())
     }
 
-    /// Enqueue the whole batch as one kernel on `stream`, from regions of `src` into regions of
-    /// `dst` (uploading the descriptors first if the batch changed since the last launch).
-    /// Returns the number of warp tasks launched.
-    pub fn launch(
-        &mut self,
+    /// The views hold every region of the batch, and live in the stream's context.
+    fn check_views(
+        &self,
         src: &MatrixView<'_, T>,
-        dst: &mut MatrixViewMut<'_, T>,
+        dst: &MatrixViewMut<'_, T>,
         stream: &Arc<CudaStream>,
-    ) -> Result<i64> {
-        let e = T::DTYPE.size_bytes() as u64;
+    ) -> Result<()> {
         for (g, needed) in [
             (src.geometry(), self.needed.0),
             (dst.geometry(), self.needed.1),
@@ -556,7 +553,20 @@ impl<T: Element> Batch<T> {
             }
         }
         check_context("source", src.context(), stream)?;
-        check_context("destination", dst.context(), stream)?;
+        check_context("destination", dst.context(), stream)
+    }
+
+    /// Enqueue the whole batch as one kernel on `stream`, from regions of `src` into regions of
+    /// `dst` (uploading the descriptors first if the batch changed since the last launch).
+    /// Returns the number of warp tasks launched.
+    pub fn launch(
+        &mut self,
+        src: &MatrixView<'_, T>,
+        dst: &mut MatrixViewMut<'_, T>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<i64> {
+        let e = T::DTYPE.size_bytes() as u64;
+        self.check_views(src, dst, stream)?;
         self.upload(stream)?;
         let (descs, tasks) = self.uploaded.as_ref().expect("uploaded above");
         if *tasks == 0 {
@@ -992,20 +1002,7 @@ impl<T: Element> Batch<T> {
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
         let e = T::DTYPE.size_bytes() as u64;
-        for (g, needed) in [
-            (src.geometry(), self.needed.0),
-            (dst.geometry(), self.needed.1),
-        ] {
-            if g.offset.checked_add(needed).is_none_or(|end| end > g.len) {
-                return Err(Error::OutOfBounds {
-                    offset: g.offset,
-                    needed,
-                    len: g.len,
-                });
-            }
-        }
-        check_context("source", src.context(), stream)?;
-        check_context("destination", dst.context(), stream)?;
+        self.check_views(src, dst, stream)?;
         let s = src.pin(stream);
         let d = dst.pin(stream);
         stream.context().bind_to_thread()?;
