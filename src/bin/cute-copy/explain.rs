@@ -202,7 +202,10 @@ impl Explanation {
                 "dst": operand(&p.dst),
                 "atom": p.atom.cli_name(),
                 "cute_op": p.atom.cute_op(),
+                "family": format!("{:?}", p.atom.family()),
                 "explicit": p.explicit,
+                "coalesced": p.coalesced(),
+                "launched": {"src": operand(&p.launched.0), "dst": operand(&p.launched.1)},
                 "src_bits": p.src_bits,
                 "dst_bits": p.dst_bits,
                 "config": {
@@ -212,6 +215,7 @@ impl Explanation {
                     "tile": p.config.tile,
                     "smem_bytes": p.config.smem_bytes,
                 },
+                // (tiles_m, tiles_n) of the tile engine; (rows, segments) of warp tasks for realign.
                 "tiles": p.tiles,
                 "blocks": p.blocks(),
                 "bytes_moved": p.bytes_moved(),
