@@ -45,7 +45,12 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
     let hash_of = |keep: &dyn Fn(&Path) -> bool| {
         let mut parts = vec![tc.nvcc.display().to_string(), flags.join(" ")];
         for f in files.iter().filter(|f| keep(f)) {
-            parts.push(f.display().to_string());
+            // Named relative to the crate (the generated header by its name alone), so that every
+            // build script run of the profile, whatever its OUT_DIR, finds the same objects.
+            let name = f
+                .strip_prefix(manifest_dir)
+                .unwrap_or_else(|_| Path::new(f.file_name().unwrap()));
+            parts.push(name.display().to_string());
             parts.push(String::from_utf8_lossy(&std::fs::read(f).unwrap_or_default()).into_owned());
         }
         fnv1a(parts.join("\0").as_bytes())
