@@ -23,6 +23,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr,
 use crate::error::{Error, Result};
 use crate::ffi::{self, BatchLaunch, RowsDesc};
 use crate::matrix::{span, MatrixView, MatrixViewMut};
+use crate::plan::{coalesce, Operand, Operation};
 use crate::{Atom, DType, Element};
 
 /// An index type the kernels read: `i32` or `i64`.
@@ -155,28 +156,8 @@ fn check_context(
     Ok(())
 }
 
-/// Row descriptor of one plain copy or pad, coalesced to one run when both sides are contiguous.
-fn copy_desc(src: Extent, dst: Extent) -> Result<RowsDesc> {
-    let (mut s, mut d) = (src, dst);
-    if s.rows == d.rows
-        && s.row_bytes == d.row_bytes
-        && s.rows > 1
-        && s.pitch == s.row_bytes
-        && d.pitch == d.row_bytes
-    {
-        s = Extent {
-            rows: 1,
-            row_bytes: s.row_bytes * s.rows,
-            pitch: s.row_bytes * s.rows,
-            ..s
-        };
-        d = Extent {
-            rows: 1,
-            row_bytes: d.row_bytes * d.rows,
-            pitch: d.row_bytes * d.rows,
-            ..d
-        };
-    }
+/// Row descriptor of one plain copy or pad between two extents.
+fn copy_desc(s: Extent, d: Extent) -> Result<RowsDesc> {
     Ok(RowsDesc {
         src: s.addr,
         dst: d.addr,
@@ -482,17 +463,30 @@ impl<T: Element> Batch<T> {
     /// Descriptors with addresses relative to the views' element (0, 0).
     fn descriptors(&self) -> Result<Vec<RowsDesc>> {
         let e = T::DTYPE.size_bytes() as u64;
-        let extent = |r: &Region| Extent {
+        let operand = |r: &Region| Operand {
+            rows: r.rows,
+            cols: r.cols,
+            ld: r.ld,
+            offset_bytes: 0,
+        };
+        let extent = |r: &Region, o: Operand| Extent {
             addr: r.offset as u64 * e,
-            rows: r.rows as u64,
-            row_bytes: r.cols as u64 * e,
-            pitch: r.ld as u64 * e,
+            rows: o.rows as u64,
+            row_bytes: o.cols as u64 * e,
+            pitch: o.ld as u64 * e,
         };
         let mut begin = 0i64;
         self.pairs
             .iter()
             .map(|(s, d)| {
-                let mut desc = copy_desc(extent(s), extent(d))?;
+                // The planner's coalesce: contiguous on both sides -> one run.
+                let op = if (s.rows, s.cols) == (d.rows, d.cols) {
+                    Operation::Copy
+                } else {
+                    Operation::Pad
+                };
+                let (so, dop) = coalesce(op, operand(s), operand(d));
+                let mut desc = copy_desc(extent(s, so), extent(d, dop))?;
                 if d.rows == 0 || d.cols == 0 {
                     desc.dst_rows = 0;
                 }
