@@ -23,13 +23,19 @@ void require(bool ok, std::string const& what) {
   if (!ok) throw std::invalid_argument(what);
 }
 
+// What every kernel needs of a descriptor: a destination at least as large as the source, leading
+// dimensions that cover the columns, real pointers.
+void check_shape(CopyDesc const& d) {
+  require(d.dst_rows >= d.rows && d.dst_cols >= d.cols, "destination smaller than the source");
+  require(d.ld_src >= d.cols && d.ld_dst >= d.dst_cols, "leading dimension smaller than cols");
+  require(d.src != 0 && d.dst != 0, "null pointer");
+}
+
 LaunchArgs to_args(CopyDesc const& d) {
   constexpr std::uint64_t kIntMax = 0x7fffffff;
   require(d.rows <= kIntMax && d.cols <= kIntMax && d.dst_rows <= kIntMax && d.dst_cols <= kIntMax,
           "shape does not fit in int");
-  require(d.dst_rows >= d.rows && d.dst_cols >= d.cols, "destination smaller than the source");
-  require(d.ld_src >= d.cols && d.ld_dst >= d.dst_cols, "leading dimension smaller than cols");
-  require(d.src != 0 && d.dst != 0, "null pointer");
+  check_shape(d);
   return {reinterpret_cast<void const*>(d.src),
           reinterpret_cast<void*>(d.dst),
           static_cast<int>(d.rows),
@@ -54,9 +60,7 @@ void require_width(std::uint32_t w) {
 // The realign family's descriptor of one plain 2D copy (or pad): one item, no indices.
 RowsDesc rows_of(CopyDesc const& d) {
   std::int64_t const w = d.elem_bytes;
-  require(d.dst_rows >= d.rows && d.dst_cols >= d.cols, "destination smaller than the source");
-  require(d.ld_src >= d.cols && d.ld_dst >= d.dst_cols, "leading dimension smaller than cols");
-  require(d.src != 0 && d.dst != 0, "null pointer");
+  check_shape(d);
   require(d.src % w == 0 && d.dst % w == 0, "address not aligned to the element");
   RowsDesc r{};
   r.src = d.src;
