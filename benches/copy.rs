@@ -22,7 +22,8 @@ use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::reference::random_elements;
 use cute_copy::timing::time_launches;
 use cute_copy::{
-    Atom, Baseline, Batch, BatchBaseline, DeviceMatrix, Element, IndexStatus, Operation, Region,
+    Atom, Baseline, Batch, BatchBaseline, DeviceMatrix, DeviceTensor, Element, IndexStatus, Layout,
+    Operation, Region, TensorRoute,
 };
 use half::{bf16, f16};
 use rand::SeedableRng;
@@ -577,6 +578,94 @@ fn batch_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
     g.finish();
 }
 
+/// One "Layouts" group: a tensor copy from `storage` (a packed allocation) seen through `src`
+/// (a permuted or strided view of it) into a packed destination of `src`'s shape, by
+/// `copy_tensor`, beside a D2D cudaMemcpyAsync of the same bytes.
+fn bench_layout<T: Element>(
+    c: &mut Criterion,
+    stream: &Arc<CudaStream>,
+    name: &str,
+    storage: Layout,
+    src: Layout,
+) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(storage.size() as u64);
+    let host: Vec<T> = random_elements(storage.cosize().expect("cosize"), &mut rng);
+    let x = DeviceTensor::from_host(stream, storage, &host).expect("upload");
+    drop(host);
+    let mut y = DeviceTensor::<T>::zeros(stream, Layout::row_major(src.shape()).expect("layout"))
+        .expect("alloc");
+    let xv = x.view().relayout(src).expect("view");
+    let plan = cute_copy::plan_tensor(&xv, &y.view_mut()).expect("plan");
+    let bytes = plan.bytes_moved() as u64;
+    let mut g = c.benchmark_group(format!("layout_{name}_{}", T::DTYPE));
+    g.throughput(Throughput::Bytes(bytes));
+    let route = match &plan.route {
+        TensorRoute::Matrix(p) | TensorRoute::Rows { plan: p, .. } => p.atom.cli_name(),
+        TensorRoute::Transpose(t) => format!("transpose-{:?}", t.kind).to_lowercase(),
+    };
+    g.bench_function(BenchmarkId::new("copy_tensor", route), |bch| {
+        bch.iter_custom(|k| {
+            gpu_time(stream, k, || {
+                cute_copy::copy_tensor(&xv, &mut y.view_mut(), stream).map(|_| ())
+            })
+        })
+    });
+    bench_d2d(&mut g, stream, bytes);
+    g.finish();
+}
+
+/// The layout-change shapes (transposes, a head permute, NCHW -> NHWC, a batched strided
+/// view), each against D2D of the same bytes; tools/torch_anchor.py --layouts times torch on them.
+fn layout_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
+    let rm = |s: &[usize]| Layout::row_major(s).expect("layout");
+    let t2 = |n: usize| rm(&[n, n]).permute(&[1, 0]).expect("permute");
+    bench_layout::<f32>(
+        c,
+        stream,
+        "transpose_16384x16384",
+        rm(&[16384, 16384]),
+        t2(16384),
+    );
+    bench_layout::<f16>(
+        c,
+        stream,
+        "transpose_16384x16384",
+        rm(&[16384, 16384]),
+        t2(16384),
+    );
+    bench_layout::<u8>(
+        c,
+        stream,
+        "transpose_8192x8192",
+        rm(&[8192, 8192]),
+        t2(8192),
+    );
+    let bhsd = rm(&[8, 32, 4096, 128]);
+    bench_layout::<f16>(
+        c,
+        stream,
+        "permute_8x32x4096x128_0213",
+        bhsd,
+        bhsd.permute(&[0, 2, 1, 3]).expect("permute"),
+    );
+    let nchw = rm(&[64, 3, 224, 224]);
+    bench_layout::<f32>(
+        c,
+        stream,
+        "nchw_to_nhwc_64x3x224x224",
+        nchw,
+        nchw.permute(&[0, 2, 3, 1]).expect("permute"),
+    );
+    let batched = Layout::new(&[64, 1024, 1023], &[1024 * 1024, 1024, 1]).expect("layout");
+    bench_layout::<f16>(
+        c,
+        stream,
+        "batched_64x1024x1023_ld1024_to_packed",
+        rm(&[64, 1024, 1024]),
+        batched,
+    );
+}
+
 fn benches(c: &mut Criterion) {
     let Some(stream) = gpu() else { return };
     // SAFETY: the benchmarks use this one stream for every buffer, created after this call, so
@@ -587,6 +676,7 @@ fn benches(c: &mut Criterion) {
     bench_launch(c, &stream);
     alignment_benches(c, &stream);
     batch_benches(c, &stream);
+    layout_benches(c, &stream);
     let big = [
         copy("16384x16384_dense", 16384, 16384, 16384, 16384),
         copy("16383x16383_ld16384", 16383, 16383, 16384, 16384),

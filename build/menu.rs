@@ -56,6 +56,9 @@ pub fn generate(def: &str) -> String {
         let path = match family {
             "cp_async" => "global -cp.async-> shared -> global",
             "realign" => "global -> registers (realigned) -> global, any byte alignment",
+            "transpose" => {
+                "global -> swizzled shared tile -> global along another mode, layouts of any rank"
+            }
             _ => "global -> registers -> global",
         };
         let z = if zfill == "1" {
@@ -74,6 +77,7 @@ pub fn generate(def: &str) -> String {
         let family = match a[1] {
             "cp_async" => "Family::CpAsync",
             "realign" => "Family::Realign",
+            "transpose" => "Family::Transpose",
             _ => "Family::Universal",
         };
         s += &format!(

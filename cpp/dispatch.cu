@@ -8,7 +8,7 @@
 namespace cute_copy {
 namespace {
 
-enum class FamilyId { universal, cp_async, realign };
+enum class FamilyId { universal, cp_async, realign, transpose };
 struct AtomRow {
   char const* name;
   FamilyId family;
@@ -88,6 +88,7 @@ void launch_copy(CopyDesc const& d) {
   int bytes = row.bytes == 0 ? width : row.bytes;
   require(bytes >= width, std::string(row.name) + " is narrower than the element");
   if (d.rows == 0 || d.cols == 0) return;
+  require(row.family != FamilyId::transpose, std::string(row.name) + " runs tensor descriptors, not 2D copies");
   if (row.family == FamilyId::realign) {  // any alignment: only element alignment is required
     RowsDesc r = rows_of(d);
     launch_realign(static_cast<AtomId>(d.atom), width, r, nullptr, 0, r.items * r.dst_rows * r.segs, nullptr, 0, 0,
@@ -124,6 +125,50 @@ void launch_rows(RowsDesc const& one, BatchLaunch const& b) {
 
 std::int64_t rows_segments(std::int64_t row_bytes) { return realign_segments(row_bytes); }
 
+void launch_tensor(TensorDesc const& t) {
+  AtomRow const& row = row_of(t.atom);
+  require(row.family == FamilyId::transpose, std::string(row.name) + " does not run tensor descriptors");
+  require_width(t.elem_bytes);
+  std::int64_t const w = t.elem_bytes;
+  require(t.rank >= 1 && t.rank <= 6, "rank must be 1 .. 6");
+  require(t.mode_a < t.rank && t.mode_b < t.rank, "tile modes outside the rank");
+  require(t.kind <= 2 && (t.kind == 2 || t.mode_a != t.mode_b || t.rank == 1), "bad tensor copy kind");
+  require(t.src % w == 0 && t.dst % w == 0 && t.src != 0 && t.dst != 0, "address not aligned to the element");
+  std::int64_t tiles = 1;
+  for (std::uint32_t m = 0; m < t.rank; ++m) {
+    require(t.shape[m] >= 1 && t.src_stride[m] >= 0 && t.dst_stride[m] >= 0, "bad shape or stride");
+    if (m != t.mode_a && m != t.mode_b) tiles *= t.shape[m];
+  }
+  std::int64_t const ta = t.tile_a, tb = t.tile_b;
+  require(ta >= 1 && tb >= 1, "empty tile");
+  require(t.tiles_a == (t.shape[t.mode_a] + ta - 1) / ta, "tiles along a do not match the shape");
+  std::int64_t const eb = t.mode_a == t.mode_b ? 1 : t.shape[t.mode_b];
+  require(t.tiles_b == (eb + tb - 1) / tb, "tiles along b do not match the shape");
+  require(t.tiles == tiles * t.tiles_a * t.tiles_b, "tile count does not match the shape");
+  ConfigValues const c = config_transpose(static_cast<AtomId>(t.atom), static_cast<int>(w));
+  if (t.kind == 2) {
+    require(t.mode_a != t.mode_b && tb == t.shape[t.mode_b] && t.tiles_b == 1, "narrow: the tile holds all of b");
+    require(ta % (16 / w) == 0 && ta * tb * w <= c.smem_bytes, "narrow: tile does not fit the stage");
+    require(t.dst_stride[t.mode_b] == 1 && t.dst_stride[t.mode_a] == tb, "narrow: destination tile is not one run");
+  } else {
+    require(ta == c.tile_n && tb == c.tile_m, "tile is not the compiled one");
+  }
+  // 16-byte accesses: unit stride along the access, every other stride a whole number of vectors.
+  std::int64_t const v = 16 / w;
+  // (A narrow tile stores one run: the stride of mode a inside it does not matter.)
+  auto aligned = [&](std::uint64_t base, std::int64_t const* stride, std::uint32_t unit, std::uint32_t skip) {
+    bool ok = base % 16 == 0 && stride[unit] == 1;
+    for (std::uint32_t m = 0; m < t.rank; ++m) ok = ok && (m == unit || m == skip || stride[m] % v == 0);
+    return ok;
+  };
+  if (t.vec_load)
+    require(aligned(t.src, t.src_stride.data(), t.mode_a, t.mode_a), "vector loads need a 16-byte-aligned source");
+  if (t.vec_store)
+    require(aligned(t.dst, t.dst_stride.data(), t.kind == 1 ? t.mode_a : t.mode_b, t.kind == 2 ? t.mode_a : t.mode_b),
+            "vector stores need a 16-byte-aligned destination");
+  launch_transpose(static_cast<AtomId>(t.atom), static_cast<int>(w), t);
+}
+
 
 void launch_tutorial(CopyDesc const& d) {
   require(d.elem_bytes == 4, "the tutorial copy is f32 only");
@@ -139,9 +184,10 @@ KernelConfig kernel_config(std::uint32_t atom, std::uint32_t elem_bytes) {
   require_width(elem_bytes);
   AtomId id = static_cast<AtomId>(atom);
   int w = static_cast<int>(elem_bytes);
-  ConfigValues v = row.family == FamilyId::cp_async ? config_cp_async(id, w)
-                   : row.family == FamilyId::realign ? config_realign(id, w)
-                                                     : config_universal(id, w);
+  ConfigValues v = row.family == FamilyId::cp_async    ? config_cp_async(id, w)
+                   : row.family == FamilyId::realign   ? config_realign(id, w)
+                   : row.family == FamilyId::transpose ? config_transpose(id, w)
+                                                       : config_universal(id, w);
   KernelConfig c;
   c.threads = v.threads;
   c.thr_m = v.thr_m;

@@ -19,6 +19,10 @@ pub enum Family {
     /// 16-byte-aligned `UniversalCopy<uint128_t>` stores; element-wise heads and tails. Also runs
     /// batches and index-driven copies (row descriptors in device memory).
     Realign,
+    /// Layout-changing copies of tensors of any rank: 16-byte loads along the source's unit-stride
+    /// mode into a `Swizzle`d shared-memory tile, 16-byte stores along the destination's
+    /// (a tensor descriptor, [`crate::TensorPlan`]).
+    Transpose,
 }
 
 /// One menu row.
@@ -62,7 +66,11 @@ impl Atom {
 
     /// Whether a pad (zeros past the source) can run on this atom.
     pub fn can_pad(self) -> bool {
-        self.family() != Family::CpAsync || self.zero_fill()
+        match self.family() {
+            Family::CpAsync => self.zero_fill(),
+            Family::Transpose => false,
+            Family::Universal | Family::Realign => true,
+        }
     }
 
     /// Bytes one atom call moves for elements of `dtype` (an element-wide atom moves one element).
@@ -92,7 +100,7 @@ impl Atom {
     pub fn min_compute_capability(self) -> u32 {
         match self.family() {
             Family::CpAsync => 8,
-            Family::Universal | Family::Realign => 7,
+            Family::Universal | Family::Realign | Family::Transpose => 7,
         }
     }
 

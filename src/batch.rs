@@ -22,8 +22,8 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr,
 
 use crate::error::{Error, Result};
 use crate::ffi::{self, BatchLaunch, RowsDesc};
-use crate::matrix::{span, MatrixView, MatrixViewMut};
 use crate::plan::{coalesce, Operand, Operation};
+use crate::view::{span, MatrixView, MatrixViewMut};
 use crate::{Atom, DType, Element};
 
 /// An index type the kernels read: `i32` or `i64`.
@@ -534,10 +534,7 @@ impl<T: Element> Batch<T> {
         dst: &MatrixViewMut<'_, T>,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        for (g, needed) in [
-            (src.geometry(), self.needed.0),
-            (dst.geometry(), self.needed.1),
-        ] {
+        for (g, needed) in [(src.place(), self.needed.0), (dst.place(), self.needed.1)] {
             if g.offset.checked_add(needed).is_none_or(|end| end > g.len) {
                 return Err(Error::OutOfBounds {
                     offset: g.offset,
@@ -663,19 +660,19 @@ fn check_cols<T: Element>(src: &MatrixView<'_, T>, dst: &MatrixViewMut<'_, T>) -
             what: "rows move between matrices of the same number of columns",
         });
     }
-    src.geometry().check_extent()?;
-    dst.geometry().check_extent()
+    src.geometry()?.check_extent()?;
+    dst.geometry()?.check_extent()
 }
 
 fn pinned_pair<'s, T: Element>(
     src: &'s MatrixView<'_, T>,
     dst: &'s mut MatrixViewMut<'_, T>,
     stream: &'s Arc<CudaStream>,
-) -> Result<(crate::matrix::Pinned<'s>, crate::matrix::Pinned<'s>)> {
+) -> Result<(crate::view::Pinned<'s>, crate::view::Pinned<'s>)> {
     check_context("source", src.context(), stream)?;
     check_context("destination", dst.context(), stream)?;
     let e = T::DTYPE.size_bytes() as u64;
-    let (sg, dg) = (src.geometry(), dst.geometry());
+    let (sg, dg) = (src.geometry()?, dst.geometry()?);
     let s = src.pin(stream);
     let d = dst.pin(stream);
     let s_len = span(sg.rows, sg.cols, sg.ld)? as u64 * e;

@@ -10,8 +10,8 @@ use cudarc::driver::{CudaContext, CudaStream};
 
 use crate::error::{Error, Result};
 use crate::ffi::{self, CopyDesc, Kernel};
-use crate::matrix::{Geometry, MatrixView, MatrixViewMut, RawMatrix};
 use crate::plan::{Operand, Operation, Plan};
+use crate::view::{Geometry, MatrixView, MatrixViewMut, RawMatrix};
 use crate::{Atom, DType, Element};
 
 /// One side of a copy, as planning and launching see it.
@@ -36,20 +36,20 @@ impl Side<'_> {
     }
 }
 
-fn side_of<'a, T: Element>(v: &'a MatrixView<'_, T>) -> Side<'a> {
-    Side {
-        geo: v.geometry(),
+fn side_of<'a, T: Element>(v: &'a MatrixView<'_, T>) -> Result<Side<'a>> {
+    Ok(Side {
+        geo: v.geometry()?,
         alloc_base: v.alloc_base(),
         ctx: v.context(),
-    }
+    })
 }
 
-fn side_of_mut<'a, T: Element>(v: &'a MatrixViewMut<'_, T>) -> Side<'a> {
-    Side {
-        geo: v.geometry(),
+fn side_of_mut<'a, T: Element>(v: &'a MatrixViewMut<'_, T>) -> Result<Side<'a>> {
+    Ok(Side {
+        geo: v.geometry()?,
         alloc_base: v.alloc_base(),
         ctx: v.context(),
-    }
+    })
 }
 
 fn make_plan(
@@ -79,7 +79,7 @@ pub fn plan<T: Element>(
     dst: &MatrixViewMut<'_, T>,
     atom: Option<Atom>,
 ) -> Result<Plan> {
-    make_plan(T::DTYPE, &side_of(src), &side_of_mut(dst), atom, None)
+    make_plan(T::DTYPE, &side_of(src)?, &side_of_mut(dst)?, atom, None)
 }
 
 /// Copy `src` into `dst` (same shape) on the widest legal atom. Returns the plan it ran.
@@ -184,8 +184,8 @@ pub fn launch<T: Element>(
 ) -> Result<()> {
     let fresh = make_plan(
         T::DTYPE,
-        &side_of(src),
-        &side_of_mut(dst),
+        &side_of(src)?,
+        &side_of_mut(dst)?,
         Some(plan.atom),
         None,
     )?;
@@ -202,7 +202,7 @@ fn run_typed<T: Element>(
     atom: Option<Atom>,
     want: Option<Operation>,
 ) -> Result<Plan> {
-    let plan = make_plan(T::DTYPE, &side_of(src), &side_of_mut(dst), atom, want)?;
+    let plan = make_plan(T::DTYPE, &side_of(src)?, &side_of_mut(dst)?, atom, want)?;
     enqueue_typed(&plan, src, dst, stream, Kernel::Menu)?;
     Ok(plan)
 }
@@ -216,8 +216,8 @@ pub fn tutorial_copy(
 ) -> Result<()> {
     let plan = make_plan(
         DType::F32,
-        &side_of(src),
-        &side_of_mut(dst),
+        &side_of(src)?,
+        &side_of_mut(dst)?,
         Some(Atom::Universal),
         Some(Operation::Copy),
     )?;
@@ -276,8 +276,8 @@ pub fn launch_baseline<T: Element>(
     // An element-wise plan: the baselines take the views' own shapes, never a coalesced run.
     let plan = make_plan(
         T::DTYPE,
-        &side_of(src),
-        &side_of_mut(dst),
+        &side_of(src)?,
+        &side_of_mut(dst)?,
         Some(Atom::Universal),
         Some(Operation::Copy),
     )?;
@@ -330,12 +330,12 @@ fn run_raw(
         });
     }
     let s = Side {
-        geo: src.geometry(),
+        geo: src.geometry()?,
         alloc_base: src.ptr(),
         ctx: src.context(),
     };
     let d = Side {
-        geo: dst.geometry(),
+        geo: dst.geometry()?,
         alloc_base: dst.ptr(),
         ctx: dst.context(),
     };
@@ -377,8 +377,8 @@ fn pinned<T: Element>(
     if plan.blocks() == 0 {
         return Ok(());
     }
-    check_contexts(&side_of(src), &side_of_mut(dst), stream)?;
-    let (sg, dg) = (src.geometry(), dst.geometry());
+    check_contexts(&side_of(src)?, &side_of_mut(dst)?, stream)?;
+    let (sg, dg) = (src.geometry()?, dst.geometry()?);
     let src_pin = src.pin(stream);
     let dst_pin = dst.pin(stream);
     with_desc(plan, (sg, src_pin.addr), (dg, dst_pin.addr), stream, f)
@@ -401,7 +401,7 @@ fn check_contexts(src: &Side, dst: &Side, stream: &Arc<CudaStream>) -> Result<()
 /// For a non-empty plan whose buffers are in the stream's context (checked by the caller): check
 /// the device for the atom and overlap on the real addresses of element (0, 0), build the
 /// descriptor, and hand it to `f` with the stream's context bound to this thread.
-fn with_desc(
+pub(crate) fn with_desc(
     plan: &Plan,
     (sg, src_addr): (Geometry, u64),
     (dg, dst_addr): (Geometry, u64),
@@ -421,7 +421,7 @@ fn with_desc(
         }
     }
     let e = plan.dtype.size_bytes() as u64;
-    let span = |g: &Geometry| crate::matrix::span(g.rows, g.cols, g.ld).map(|n| n as u64 * e);
+    let span = |g: &Geometry| crate::view::span(g.rows, g.cols, g.ld).map(|n| n as u64 * e);
     let (s_len, d_len) = (span(&sg)?, span(&dg)?);
     if src_addr < dst_addr + d_len && dst_addr < src_addr + s_len {
         return Err(Error::Overlap);

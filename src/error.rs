@@ -127,9 +127,30 @@ pub enum Error {
     /// A launch configuration beyond the device's limits (grid size).
     #[error("launch configuration: {0}")]
     LaunchConfig(String),
-    /// A TiledCopy spec that CuTe cannot build or that does not tile the tile.
+    /// A layout that cannot be written (rank, notation, overflow, permutation), or a TiledCopy spec
+    /// that CuTe cannot build or that does not tile the tile.
     #[error("layout: {0}")]
     Layout(String),
+    /// The two layouts of a tensor copy have different shapes.
+    #[error("layout mismatch: source {src}, destination {dst} (a copy needs equal shapes)")]
+    LayoutMismatch {
+        /// The source layout, in CuTe's notation.
+        src: String,
+        /// The destination layout.
+        dst: String,
+    },
+    /// A destination layout that maps two coordinates to one element (a zero or overlapping
+    /// stride): the copy's result would depend on the order of writes.
+    #[error("destination layout {0} writes some elements twice (zero or overlapping strides)")]
+    DestinationNotInjective(String),
+    /// A matrix operation (2D copy or pad, `sub`) on a view whose layout is not a row-major matrix.
+    #[error("{what}: the view's layout {layout} is not a row-major matrix (rows, cols):(ld, 1); use copy_tensor for any layout")]
+    NotAMatrix {
+        /// The view's layout.
+        layout: String,
+        /// What was asked.
+        what: &'static str,
+    },
     /// The crate was built without its CUDA kernels (`DOCS_RS` or `CUTE_COPY_NO_CUDA=1` at build
     /// time, for docs and `cargo check` on a machine without a CUDA toolkit): nothing can launch.
     #[error("{0}")]

@@ -79,6 +79,37 @@ mod bridge {
         stream: u64,
     }
 
+    /// One tensor copy of the transpose family (src/tensor.rs plans it): layouts of rank `rank`
+    /// (1..6) with equal shapes, strides in elements (modes past `rank` unused). A tile is
+    /// `tile_b` rows along mode `mode_b` by `tile_a` elements along mode `mode_a`; the grid walks
+    /// `tiles` tiles: `tiles_a` x `tiles_b` x every other mode, the last mode fastest. `kind`: 0 transpose
+    /// (stores along `mode_b`, the destination's unit-stride mode), 1 rows (`mode_a` has unit
+    /// stride on both sides, `mode_b` is the tile's row mode), 2 narrow (the whole of `mode_b` in a
+    /// tile, the destination tile one contiguous run). `vec_load` / `vec_store`: 16-byte accesses
+    /// are legal on that side (unit stride along the access, 16-byte-aligned base and strides).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    struct TensorDesc {
+        atom: u32,
+        elem_bytes: u32,
+        src: u64,
+        dst: u64,
+        rank: u32,
+        kind: u32,
+        mode_a: u32,
+        mode_b: u32,
+        vec_load: u32,
+        vec_store: u32,
+        shape: [i64; 6],
+        src_stride: [i64; 6],
+        dst_stride: [i64; 6],
+        tile_a: i64,
+        tile_b: i64,
+        tiles_a: i64,
+        tiles_b: i64,
+        tiles: i64,
+        stream: u64,
+    }
+
     /// The compile-time configuration behind one (atom, width) instantiation.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     struct KernelConfig {
@@ -147,6 +178,10 @@ mod bridge {
         /// Warp tasks the realign kernel splits a destination row of `row_bytes` into.
         fn rows_segments(row_bytes: i64) -> Result<i64>;
         /// # Safety
+        /// `desc.src` / `desc.dst` address live device memory covering every element of the two
+        /// layouts, in the stream's context, alive until the stream has run the copy.
+        unsafe fn launch_tensor(desc: &TensorDesc) -> Result<()>;
+        /// # Safety
         /// `desc` as for `launch_rows` (one descriptor), with an i32 block table.
         unsafe fn launch_baseline_gather(desc: &RowsDesc, stream: u64) -> Result<()>;
         /// # Safety
@@ -171,7 +206,9 @@ mod bridge {
     }
 }
 
-pub(crate) use bridge::{BatchLaunch, CopyDesc, KernelConfig, RowsDesc, SpecDesc, SpecInfo};
+pub(crate) use bridge::{
+    BatchLaunch, CopyDesc, KernelConfig, RowsDesc, SpecDesc, SpecInfo, TensorDesc,
+};
 
 // SAFETY: `RowsDesc` is a cxx shared struct, `#[repr(C)]` plain integers with no padding and no
 // pointers the host dereferences: its bytes are what the kernel reads from device memory.
@@ -249,6 +286,16 @@ pub(crate) fn launch_baseline_batch(
         }
     };
     r.map_err(Error::from_cxx)
+}
+
+/// Enqueue one launch of the transpose family.
+///
+/// Callers (`tensor.rs`) build `desc` from views whose every element has been checked to lie in
+/// their allocation, hold the guards of both buffers while launching, and bind the stream's context.
+pub(crate) fn launch_tensor(desc: &TensorDesc) -> Result<(), Error> {
+    // SAFETY: per the contract above, both addresses cover every element of their layouts; C++
+    // re-checks the atom, width, rank, modes and tile arithmetic before any kernel runs.
+    unsafe { bridge::launch_tensor(desc) }.map_err(Error::from_cxx)
 }
 
 /// Warp tasks per destination row of `row_bytes` bytes in the realign kernel.

@@ -1,241 +1,315 @@
-//! Host introspection of a TiledCopy, computed by real CuTe on the CPU (no GPU needed).
+//! CuTe layouts on the host: a shape and a stride per mode, rank 1 to [`MAX_RANK`], in elements.
 //!
-//! A [`TiledCopySpec`] names a copy atom, an element type, a row-major thread layout, a row-major
-//! value layout and a tile. CuTe builds the `TiledCopy` (`make_tiled_copy(atom, thr, val)`) and
-//! partitions an identity tensor of the tile with `get_slice(t).partition_S(..)`, exactly as a
-//! kernel partitions its data, so the coordinates reported are the ones thread `t` copies.
+//! A [`Layout`] maps a coordinate `(c0, c1, ..)` to the element offset `Σ ci * stride_i`, as CuTe's
+//! `Layout<Shape, Stride>` does, and reads and writes CuTe's notation: `(8,32,4096,128):(16777216,
+//! 524288,128,1)`. Views of any rank ([`crate::TensorView`]) sit on one; a row-major matrix is the
+//! rank-2 layout `(rows, cols):(ld, 1)`.
+//!
+//! Coalescing follows CuTe's rule: two adjacent modes merge when one steps exactly over the other
+//! (`stride_outer == shape_inner * stride_inner`), and size-1 modes vanish. [`Layout::coalesce`] is
+//! CuTe's `coalesce` of one layout (mode 0 fastest, as CuTe linearizes). CuTe 4.2 merges only modes
+//! it can prove mergeable at compile time, so for run-time shapes its `coalesce` returns the layout
+//! unchanged; the planner therefore applies the same rule here, on the host, to the *pair* of
+//! layouts of a copy ([`coalesce_layouts`]): a copy may visit its coordinates in any order, so the
+//! modes are first sorted by destination stride (CuTe's mode sorting) and then merged where both
+//! sides allow it.
 
 use std::fmt;
+use std::str::FromStr;
 
-use crate::atom::{Atom, THR_LAYOUTS, VAL_NS};
 use crate::error::{Error, Result};
-use crate::ffi::{self, SpecDesc, SpecInfo};
-use crate::DType;
 
-/// A TiledCopy to introspect: atom, dtype, thread layout, value layout and tile.
+/// Modes a layout can have (the kernels walk up to this many).
+pub const MAX_RANK: usize = 6;
+
+/// A CuTe layout `shape:stride` of rank 1 to [`MAX_RANK`], in elements; strides are non-negative.
 ///
 /// ```
-/// # fn main() -> Result<(), cute_copy::Error> {
-/// let spec = cute_copy::TiledCopySpec::new(
-///     cute_copy::Atom::Universal, // UniversalCopy<T>, one element per instruction
-///     cute_copy::DType::F32,
-///     (32, 4),  // thread layout, row-major
-///     (1, 1),   // value layout, row-major
-///     (32, 32), // tile
-/// )?;
-/// assert_eq!(spec.num_threads(), 128);
-/// assert_eq!(spec.partition_shape(), (1, 1, 8)); // (CPY, CPY_M, CPY_N)
-/// assert_eq!(spec.thread_coords(0)?[..2], [(0, 0), (0, 4)]);
-/// # Ok(()) }
+/// use cute_copy::Layout;
+/// let l: Layout = "(8,32,4096,128):(16777216,524288,128,1)".parse()?;
+/// assert_eq!(l, Layout::row_major(&[8, 32, 4096, 128])?);
+/// assert_eq!(l.size(), 8 * 32 * 4096 * 128);
+/// // [B,H,S,D] -> [B,S,H,D]: the permuted view of the same memory
+/// let p = l.permute(&[0, 2, 1, 3])?;
+/// assert_eq!(p.to_string(), "(8,4096,32,128):(16777216,128,524288,1)");
+/// // CuTe's coalesce (mode 0 fastest): (4,6):(1,4) is one mode of 24
+/// assert_eq!(Layout::new(&[4, 6], &[1, 4])?.coalesce().to_string(), "(24):(1)");
+/// # Ok::<(), cute_copy::Error>(())
 /// ```
-#[derive(Clone, Debug)]
-pub struct TiledCopySpec {
-    atom: Atom,
-    dtype: DType,
-    thr: (usize, usize),
-    val: (usize, usize),
-    tile: (usize, usize),
-    info: SpecInfo,
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Layout {
+    rank: u8,
+    shape: [usize; MAX_RANK],
+    stride: [usize; MAX_RANK],
 }
 
-impl TiledCopySpec {
-    /// Build and check a spec. Errors: a value layout that is not a whole number of the atom's
-    /// elements, an atom narrower than the element, a tile that is not a multiple of the tiler
-    /// (thread layout × value layout), or layouts outside the menu (`cpp/menu.def`).
-    pub fn new(
-        atom: Atom,
-        dtype: DType,
-        thr_layout: (usize, usize),
-        val_layout: (usize, usize),
-        tile: (usize, usize),
-    ) -> Result<Self> {
-        let atom_vals = atom.values_for(dtype)?;
-        let (vm, vn) = val_layout;
-        if vm != 1 {
+impl Layout {
+    /// A layout from its shape and stride (equal lengths, 1 to [`MAX_RANK`] modes).
+    pub fn new(shape: &[usize], stride: &[usize]) -> Result<Self> {
+        if shape.len() != stride.len() {
             return Err(Error::Layout(format!(
-                "value layout {val_layout:?}: value layouts are one row, (1, n), for row-major data"
+                "shape has {} modes, stride {}",
+                shape.len(),
+                stride.len()
             )));
         }
-        if vn % atom_vals != 0 {
+        if shape.is_empty() || shape.len() > MAX_RANK {
             return Err(Error::Layout(format!(
-                "value layout {val_layout:?} is not a whole number of {atom:?} atoms ({atom_vals} {dtype} elements each)"
+                "rank {} is outside 1..={MAX_RANK}",
+                shape.len()
             )));
         }
-        if !THR_LAYOUTS.contains(&thr_layout) {
-            return Err(Error::Layout(format!(
-                "thread layout {thr_layout:?} is not in the menu: {THR_LAYOUTS:?}"
-            )));
-        }
-        if !VAL_NS.contains(&vn) {
-            return Err(Error::Layout(format!(
-                "value layout {val_layout:?} is not in the menu: (1, n) for n in {VAL_NS:?}"
-            )));
-        }
-        let tiler = (thr_layout.0 * vm, thr_layout.1 * vn);
-        let (tm, tn) = tile;
-        if tm == 0 || tn == 0 || tm % tiler.0 != 0 || tn % tiler.1 != 0 {
-            return Err(Error::Layout(format!(
-                "tile {tile:?} is not a multiple of the tiler {tiler:?}"
-            )));
-        }
-        let tile_u32 =
-            |x: usize| u32::try_from(x).map_err(|_| Error::Overflow(format!("tile {tile:?}")));
-        let desc = SpecDesc {
-            thr_m: thr_layout.0 as u32,
-            thr_n: thr_layout.1 as u32,
-            val_m: vm as u32,
-            val_n: vn as u32,
-            atom_vals: atom_vals as u32,
-            tile_m: tile_u32(tm)?,
-            tile_n: tile_u32(tn)?,
+        let mut l = Layout {
+            rank: shape.len() as u8,
+            shape: [1; MAX_RANK],
+            stride: [0; MAX_RANK],
         };
-        let (info, _) = ffi::tiled_copy_partition(&desc, 0)?;
-        Ok(TiledCopySpec {
-            atom,
-            dtype,
-            thr: thr_layout,
-            val: val_layout,
-            tile,
-            info,
-        })
+        l.shape[..shape.len()].copy_from_slice(shape);
+        l.stride[..shape.len()].copy_from_slice(stride);
+        l.cosize()?; // the largest offset must be representable
+        Ok(l)
     }
 
-    /// The spec of a compiled kernel: the thread layout, value layout and tile the menu's
-    /// instantiation for (atom, dtype) uses.
-    pub fn for_kernel(atom: Atom, dtype: DType) -> Result<Self> {
-        let c = atom.kernel_config(dtype)?;
-        TiledCopySpec::new(atom, dtype, c.thr_layout, c.val_layout, c.tile)
-    }
-
-    fn desc(&self) -> SpecDesc {
-        SpecDesc {
-            thr_m: self.thr.0 as u32,
-            thr_n: self.thr.1 as u32,
-            val_m: self.val.0 as u32,
-            val_n: self.val.1 as u32,
-            atom_vals: self.info.cpy,
-            tile_m: self.tile.0 as u32,
-            tile_n: self.tile.1 as u32,
+    /// The compact row-major layout of `shape` (CuTe's `LayoutRight`): the last mode has stride 1.
+    pub fn row_major(shape: &[usize]) -> Result<Self> {
+        let mut stride = vec![0usize; shape.len()];
+        let mut s = 1usize;
+        for i in (0..shape.len()).rev() {
+            stride[i] = s;
+            s = s
+                .checked_mul(shape[i].max(1))
+                .ok_or_else(|| Error::Overflow(format!("row-major layout of {shape:?}")))?;
         }
+        Layout::new(shape, &stride)
     }
 
-    /// The copy atom.
-    pub fn atom(&self) -> Atom {
-        self.atom
-    }
-    /// The element type.
-    pub fn dtype(&self) -> DType {
-        self.dtype
-    }
-    /// The row-major thread layout `(m, n)`.
-    pub fn thr_layout(&self) -> (usize, usize) {
-        self.thr
-    }
-    /// The row-major value layout `(m, n)`.
-    pub fn val_layout(&self) -> (usize, usize) {
-        self.val
-    }
-    /// The tile the partition covers, in elements.
-    pub fn tile(&self) -> (usize, usize) {
-        self.tile
+    /// The row-major matrix `(rows, cols):(ld, 1)`.
+    pub fn matrix(rows: usize, cols: usize, ld: usize) -> Result<Self> {
+        Layout::new(&[rows, cols], &[ld, 1])
     }
 
-    /// Threads in the TiledCopy (= size of the thread layout).
-    pub fn num_threads(&self) -> usize {
-        self.info.num_threads as usize
+    /// Number of modes.
+    pub fn rank(&self) -> usize {
+        self.rank as usize
+    }
+    /// Extent of every mode.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape[..self.rank()]
+    }
+    /// Stride of every mode, in elements.
+    pub fn stride(&self) -> &[usize] {
+        &self.stride[..self.rank()]
+    }
+    /// Number of coordinates (CuTe's `size`).
+    pub fn size(&self) -> usize {
+        self.shape().iter().product()
     }
 
-    /// The tiler: the block of the tile one step of all threads covers, thread × value layout.
-    pub fn tiler(&self) -> (usize, usize) {
-        (self.info.tiler_m as usize, self.info.tiler_n as usize)
-    }
-
-    /// A thread's partition shape `(CPY, CPY_M, CPY_N)`: CPY values per atom call, and
-    /// CPY_M × CPY_N atom calls per thread to cover the tile.
-    pub fn partition_shape(&self) -> (usize, usize, usize) {
-        (
-            self.info.cpy as usize,
-            self.info.cpy_m as usize,
-            self.info.cpy_n as usize,
-        )
-    }
-
-    /// The tile coordinates `(row, col)` thread `t` copies, in CuTe's order (the partition's
-    /// colexicographic order: values fastest, then CPY_M, then CPY_N).
-    pub fn thread_coords(&self, t: usize) -> Result<Vec<(usize, usize)>> {
-        Ok(self.thread_partition(t)?.1)
-    }
-
-    /// CuTe's layout of thread `t`'s partition of a row-major tile: element offsets in the tile.
-    pub fn thread_layout_string(&self, t: usize) -> Result<String> {
-        Ok(self.thread_partition(t)?.0.partition)
-    }
-
-    fn thread_partition(&self, t: usize) -> Result<(SpecInfo, Vec<(usize, usize)>)> {
-        if t >= self.num_threads() {
-            return Err(Error::ThreadOutOfRange {
-                thread: t,
-                threads: self.num_threads(),
-            });
+    /// One past the largest offset the layout maps to (CuTe's `cosize`); 0 when empty.
+    pub fn cosize(&self) -> Result<usize> {
+        if self.shape().contains(&0) {
+            return Ok(0);
         }
-        let (info, flat) = ffi::tiled_copy_partition(&self.desc(), t as u32)?;
-        let coords = flat
-            .chunks_exact(2)
-            .map(|c| (c[0] as usize, c[1] as usize))
-            .collect();
-        Ok((info, coords))
+        let mut last = 0usize;
+        for (&s, &d) in self.shape().iter().zip(self.stride()) {
+            last = (s - 1)
+                .checked_mul(d)
+                .and_then(|x| x.checked_add(last))
+                .ok_or_else(|| Error::Overflow(format!("cosize of {self}")))?;
+        }
+        last.checked_add(1)
+            .ok_or_else(|| Error::Overflow(format!("cosize of {self}")))
     }
 
-    /// The owning thread of every tile cell, `grid[row][col]`.
-    pub fn owner_grid(&self) -> Result<Vec<Vec<usize>>> {
-        let mut grid = vec![vec![usize::MAX; self.tile.1]; self.tile.0];
-        for t in 0..self.num_threads() {
-            for (r, c) in self.thread_coords(t)? {
-                grid[r][c] = t;
+    /// The element offset of a coordinate (CuTe's `layout(coord)`), or an error when it is outside
+    /// the shape.
+    pub fn offset_of(&self, coord: &[usize]) -> Result<usize> {
+        if coord.len() != self.rank() || coord.iter().zip(self.shape()).any(|(c, s)| c >= s) {
+            return Err(Error::Layout(format!(
+                "coordinate {coord:?} is outside {self}"
+            )));
+        }
+        Ok(coord.iter().zip(self.stride()).map(|(c, d)| c * d).sum())
+    }
+
+    /// Mode `i` of the result is mode `order[i]` of this layout (torch's `permute`).
+    pub fn permute(&self, order: &[usize]) -> Result<Self> {
+        let mut seen = [false; MAX_RANK];
+        if order.len() != self.rank() {
+            return Err(Error::Layout(format!(
+                "permutation {order:?} of a rank-{} layout",
+                self.rank()
+            )));
+        }
+        for &o in order {
+            if o >= self.rank() || seen[o] {
+                return Err(Error::Layout(format!(
+                    "{order:?} is not a permutation of 0..{}",
+                    self.rank()
+                )));
+            }
+            seen[o] = true;
+        }
+        let shape: Vec<usize> = order.iter().map(|&o| self.shape[o]).collect();
+        let stride: Vec<usize> = order.iter().map(|&o| self.stride[o]).collect();
+        Layout::new(&shape, &stride)
+    }
+
+    /// CuTe's `coalesce`: the same function of the 1-D coordinate (mode 0 fastest) with as few
+    /// modes as possible. Size-1 modes vanish; mode `i + 1` folds into mode `i` when
+    /// `stride[i + 1] == shape[i] * stride[i]`. An all-ones layout becomes `(1):(0)`.
+    pub fn coalesce(&self) -> Layout {
+        let mut shape: Vec<usize> = Vec::new();
+        let mut stride: Vec<usize> = Vec::new();
+        for (&s, &d) in self.shape().iter().zip(self.stride()) {
+            if s == 1 {
+                continue;
+            }
+            match (shape.last_mut(), stride.last()) {
+                (Some(ps), Some(&pd)) if *ps * pd == d => *ps *= s,
+                _ => {
+                    shape.push(s);
+                    stride.push(d);
+                }
             }
         }
-        Ok(grid)
+        if shape.is_empty() {
+            return Layout::new(&[1], &[0]).expect("rank 1");
+        }
+        Layout::new(&shape, &stride).expect("coalescing keeps the cosize")
     }
 
-    /// CuTe's own words for the layouts: thread layout, value layout, `TiledLayout_TV`.
-    pub fn cute_layouts(&self) -> (&str, &str, &str) {
-        (
-            &self.info.thr_layout,
-            &self.info.val_layout,
-            &self.info.layout_tv,
-        )
+    /// Whether no two coordinates share an offset, by a sufficient test: with modes sorted by
+    /// stride, each stride steps past everything the smaller modes reach. Layouts that interleave
+    /// their modes injectively are refused too (conservative).
+    pub fn is_injective(&self) -> bool {
+        let mut modes: Vec<(usize, usize)> = self
+            .shape()
+            .iter()
+            .zip(self.stride())
+            .filter(|(&s, _)| s > 1)
+            .map(|(&s, &d)| (d, s))
+            .collect();
+        if self.size() == 0 {
+            return true;
+        }
+        modes.sort_unstable();
+        let mut reach = 0usize; // largest offset the smaller modes reach
+        for (d, s) in modes {
+            if d <= reach || d == 0 {
+                return false;
+            }
+            reach += (s - 1) * d;
+        }
+        true
+    }
+
+    /// Whether this is a row-major matrix: rank 2 with unit column stride and `ld >= cols`, or
+    /// rank 1 with unit stride.
+    pub(crate) fn as_matrix(&self) -> Option<(usize, usize, usize)> {
+        match (self.shape(), self.stride()) {
+            ([n], [1]) => Some((1, *n, (*n).max(1))),
+            ([r, c], [ld, 1]) if *ld >= *c && *ld > 0 => Some((*r, *c, *ld)),
+            ([r, 1], [ld, _]) if *ld > 0 => Some((*r, 1, *ld)),
+            _ => None,
+        }
     }
 }
 
-impl fmt::Display for TiledCopySpec {
+/// The pair of layouts of a copy (equal shapes), with size-1 modes dropped, modes sorted by
+/// destination stride (outermost first, so the last mode is the destination's innermost; ties by
+/// source stride) and adjacent modes merged where they merge on both sides: the same copy, in as
+/// few modes as it allows. Equal shapes are required.
+///
+/// ```
+/// use cute_copy::{coalesce_layouts, Layout};
+/// // [64, 1024, 1023] of ld 1024 -> packed: rows of 1023 contiguous on both sides, 65536 of them
+/// let src = Layout::new(&[64, 1024, 1023], &[1024 * 1024, 1024, 1])?;
+/// let dst = Layout::row_major(&[64, 1024, 1023])?;
+/// let (s, d) = coalesce_layouts(&src, &dst)?;
+/// assert_eq!((s.to_string(), d.to_string()), ("(65536,1023):(1024,1)".into(), "(65536,1023):(1023,1)".into()));
+/// # Ok::<(), cute_copy::Error>(())
+/// ```
+pub fn coalesce_layouts(src: &Layout, dst: &Layout) -> Result<(Layout, Layout)> {
+    if src.shape() != dst.shape() {
+        return Err(Error::LayoutMismatch {
+            src: src.to_string(),
+            dst: dst.to_string(),
+        });
+    }
+    // (shape, src stride, dst stride) of the modes that move anything
+    let mut modes: Vec<(usize, usize, usize)> = (0..src.rank())
+        .filter(|&i| src.shape[i] != 1)
+        .map(|i| (src.shape[i], src.stride[i], dst.stride[i]))
+        .collect();
+    modes.sort_by(|x, y| (y.2, y.1).cmp(&(x.2, x.1)));
+    let mut out: Vec<(usize, usize, usize)> = Vec::new();
+    for (s, ds, dd) in modes {
+        // `out`'s last mode is outer to this one: it folds in when it steps over this one on both sides.
+        match out.last_mut() {
+            Some(o) if o.1 == s * ds && o.2 == s * dd => {
+                *o = (o.0 * s, ds, dd);
+            }
+            _ => out.push((s, ds, dd)),
+        }
+    }
+    if out.is_empty() {
+        let one = Layout::new(&[1], &[1])?;
+        return Ok((one, one));
+    }
+    let shape: Vec<usize> = out.iter().map(|m| m.0).collect();
+    let ss: Vec<usize> = out.iter().map(|m| m.1).collect();
+    let ds: Vec<usize> = out.iter().map(|m| m.2).collect();
+    Ok((Layout::new(&shape, &ss)?, Layout::new(&shape, &ds)?))
+}
+
+impl fmt::Display for Layout {
+    /// CuTe's notation: `(8,32):(32,1)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (cpy, m, n) = self.partition_shape();
-        writeln!(f, "TiledCopy")?;
-        writeln!(
-            f,
-            "  Copy_Atom       {} on {} ({} values per call)",
-            self.atom.cute_op(),
-            self.dtype,
-            cpy
-        )?;
-        writeln!(
-            f,
-            "  ThrLayout       {}  ({} threads, row-major)",
-            self.info.thr_layout,
-            self.num_threads()
-        )?;
-        writeln!(f, "  ValLayout       {}", self.info.val_layout)?;
-        writeln!(
-            f,
-            "  Tiler_MN        ({},{})",
-            self.info.tiler_m, self.info.tiler_n
-        )?;
-        writeln!(f, "  TiledLayout_TV  {}", self.info.layout_tv)?;
-        write!(
-            f,
-            "  tile {:?} -> per thread (CPY, CPY_M, CPY_N) = ({cpy}, {m}, {n})",
-            self.tile
-        )
+        let join = |v: &[usize]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        write!(f, "({}):({})", join(self.shape()), join(self.stride()))
+    }
+}
+
+impl fmt::Debug for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Layout{self}")
+    }
+}
+
+impl FromStr for Layout {
+    type Err = Error;
+
+    /// Parses CuTe's notation: `(8,32):(32,1)`, or `8:1` for rank 1. Flat tuples only.
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || {
+            Error::Layout(format!(
+                "`{s}` is not a flat CuTe layout like (8,32):(32,1)"
+            ))
+        };
+        let (shape, stride) = s.trim().split_once(':').ok_or_else(bad)?;
+        let parse = |t: &str| -> Result<Vec<usize>> {
+            let t = t.trim();
+            let inner = match t.strip_prefix('(') {
+                Some(rest) => rest.strip_suffix(')').ok_or_else(bad)?,
+                None => t,
+            };
+            inner
+                .split(',')
+                .map(|x| {
+                    x.trim()
+                        .trim_start_matches('_')
+                        .parse::<usize>()
+                        .map_err(|_| bad())
+                })
+                .collect()
+        };
+        Layout::new(&parse(shape)?, &parse(stride)?)
     }
 }
 
@@ -243,116 +317,143 @@ impl fmt::Display for TiledCopySpec {
 mod tests {
     use super::*;
 
-    /// An independent host model of the same layout algebra: a row-major thread layout (TM, TN)
-    /// raked with a row-major value layout (1, VN) gives thread t = (tm, tn) the columns
-    /// tn*VN .. tn*VN+VN of row tm in every (TM, TN*VN) tiler step; CuTe orders the partition
-    /// values fastest, then the tiler steps along M, then along N.
-    fn model_coords(
-        thr: (usize, usize),
-        vn: usize,
-        tile: (usize, usize),
-        t: usize,
-    ) -> Vec<(usize, usize)> {
-        let (tm, tn) = (t / thr.1, t % thr.1);
-        let (steps_m, steps_n) = (tile.0 / thr.0, tile.1 / (thr.1 * vn));
-        let mut out = Vec::new();
-        for sn in 0..steps_n {
-            for sm in 0..steps_m {
-                for v in 0..vn {
-                    out.push((sm * thr.0 + tm, sn * thr.1 * vn + tn * vn + v));
+    fn l(s: &str) -> Layout {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn notation_round_trips_and_rejects_nested_or_ragged_layouts() {
+        for s in [
+            "(8):(1)",
+            "(8,32):(32,1)",
+            "(2,3,4,5,6,7):(5040,1680,420,84,14,2)",
+        ] {
+            assert_eq!(l(s).to_string(), s);
+        }
+        assert_eq!(l("8:1"), l("(8):(1)"));
+        assert_eq!(l("(_8,_4):(_4,_1)"), l("(8,4):(4,1)"));
+        for bad in [
+            "(8,4):(1)",
+            "((2,4),4):(1,8)",
+            "(1,1,1,1,1,1,1):(0,0,0,0,0,0,0)",
+            "8",
+            "",
+        ] {
+            assert!(bad.parse::<Layout>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn cosize_is_one_past_the_largest_offset_and_zero_when_empty() {
+        assert_eq!(l("(4,5):(6,1)").cosize().unwrap(), 3 * 6 + 4 + 1);
+        assert_eq!(l("(4,0):(6,1)").cosize().unwrap(), 0);
+        assert!(Layout::new(&[usize::MAX, 3], &[2, 1]).is_err());
+    }
+
+    #[test]
+    fn coalesce_follows_cute_mode_zero_fastest() {
+        // the cases CuTe's coalesce documents, with static values
+        assert_eq!(l("(2,4):(1,2)").coalesce(), l("(8):(1)"));
+        assert_eq!(l("(4,2):(2,1)").coalesce(), l("(4,2):(2,1)"));
+        assert_eq!(l("(2,1,3):(1,9,2)").coalesce(), l("(6):(1)"));
+        assert_eq!(l("(1,1):(3,5)").coalesce(), l("(1):(0)"));
+        assert_eq!(l("(2,3,4):(12,4,1)").coalesce(), l("(2,3,4):(12,4,1)"));
+    }
+
+    #[test]
+    fn coalesced_pairs_visit_the_same_element_pairs() {
+        // brute force: the multiset of (src offset, dst offset) pairs is unchanged
+        fn pairs(s: &Layout, d: &Layout) -> Vec<(usize, usize)> {
+            let mut v = Vec::new();
+            let n = s.size();
+            for i in 0..n {
+                let (mut rest, mut so, mut dof) = (i, 0, 0);
+                for m in (0..s.rank()).rev() {
+                    let c = rest % s.shape()[m];
+                    rest /= s.shape()[m];
+                    so += c * s.stride()[m];
+                    dof += c * d.stride()[m];
                 }
+                v.push((so, dof));
             }
+            v.sort_unstable();
+            v
         }
-        out
-    }
-
-    #[test]
-    fn tutorial_tiled_copy_matches_the_host_model() {
-        let spec =
-            TiledCopySpec::new(Atom::Universal, DType::F32, (32, 4), (1, 1), (32, 32)).unwrap();
-        assert_eq!(spec.num_threads(), 128);
-        assert_eq!(spec.partition_shape(), (1, 1, 8));
-        assert_eq!(spec.tiler(), (32, 4));
-        for t in 0..128 {
-            assert_eq!(
-                spec.thread_coords(t).unwrap(),
-                model_coords((32, 4), 1, (32, 32), t),
-                "thread {t}"
-            );
-        }
-    }
-
-    #[test]
-    fn every_menu_layout_matches_the_host_model() {
-        for &thr in THR_LAYOUTS.iter() {
-            for &vn in VAL_NS.iter() {
-                let tile = (thr.0 * 2, thr.1 * vn * 3);
-                let spec =
-                    TiledCopySpec::new(Atom::Universal, DType::U8, thr, (1, vn), tile).unwrap();
-                assert_eq!(spec.partition_shape(), (1, 2, 3 * vn));
-                for t in [0, 1, thr.1, spec.num_threads() - 1] {
-                    assert_eq!(
-                        spec.thread_coords(t).unwrap(),
-                        model_coords(thr, vn, tile, t),
-                        "{thr:?} (1,{vn}) t{t}"
-                    );
-                }
+        let mut seed = 0x9e3779b97f4a7c15u64;
+        let mut rnd = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..400 {
+            let rank = 1 + rnd(5);
+            let shape: Vec<usize> = (0..rank).map(|_| 1 + rnd(4)).collect();
+            let src = Layout::row_major(&shape).unwrap();
+            let mut order: Vec<usize> = (0..rank).collect();
+            for i in (1..rank).rev() {
+                order.swap(i, rnd(i + 1));
             }
+            let pshape: Vec<usize> = order.iter().map(|&o| shape[o]).collect();
+            let dst = Layout::row_major(&pshape)
+                .unwrap()
+                .permute(&inverse(&order))
+                .unwrap();
+            let (cs, cd) = coalesce_layouts(&src, &dst).unwrap();
+            assert_eq!(pairs(&src, &dst), pairs(&cs, &cd), "{src} -> {dst}");
+            assert!(cs.rank() <= rank);
+        }
+        fn inverse(p: &[usize]) -> Vec<usize> {
+            let mut q = vec![0; p.len()];
+            for (i, &x) in p.iter().enumerate() {
+                q[x] = i;
+            }
+            q
         }
     }
 
     #[test]
-    fn vector_atoms_group_values_into_atom_calls() {
-        let spec =
-            TiledCopySpec::new(Atom::Universal128, DType::F16, (32, 4), (1, 8), (32, 64)).unwrap();
-        assert_eq!(spec.partition_shape(), (8, 1, 2));
+    fn coalesce_layouts_finds_the_transpose_and_the_batched_rows() {
+        let src = Layout::row_major(&[16384, 16384]).unwrap();
+        let (s, d) = coalesce_layouts(
+            &src.permute(&[1, 0]).unwrap(),
+            &Layout::row_major(&[16384, 16384]).unwrap(),
+        )
+        .unwrap();
         assert_eq!(
-            spec.thread_coords(5).unwrap(),
-            model_coords((32, 4), 8, (32, 64), 5)
+            (s.to_string(), d.to_string()),
+            (
+                "(16384,16384):(1,16384)".into(),
+                "(16384,16384):(16384,1)".into()
+            )
         );
-        let spec =
-            TiledCopySpec::new(Atom::Universal64, DType::F16, (8, 32), (1, 8), (8, 256)).unwrap();
-        assert_eq!(spec.partition_shape(), (4, 1, 2));
+        // NCHW -> NHWC
+        let nchw = Layout::row_major(&[64, 3, 224, 224]).unwrap();
+        let (s, d) = coalesce_layouts(
+            &nchw.permute(&[0, 2, 3, 1]).unwrap(),
+            &Layout::row_major(&[64, 224, 224, 3]).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(s.to_string(), "(64,50176,3):(150528,1,50176)");
+        assert_eq!(d.to_string(), "(64,50176,3):(150528,3,1)");
+        assert!(coalesce_layouts(&l("(2,3):(3,1)"), &l("(3,2):(2,1)")).is_err());
     }
 
     #[test]
-    fn owner_grid_covers_every_cell_once() {
-        let spec =
-            TiledCopySpec::new(Atom::Universal, DType::F32, (32, 4), (1, 1), (32, 32)).unwrap();
-        let grid = spec.owner_grid().unwrap();
-        assert!(grid.iter().flatten().all(|&t| t < 128));
-        assert_eq!(grid[0][..5], [0, 1, 2, 3, 0]);
-        assert_eq!(grid[1][0], 4);
+    fn injectivity_refuses_overlapping_and_broadcast_modes() {
+        assert!(l("(4,5):(6,1)").is_injective());
+        assert!(l("(4,5):(1,4)").is_injective());
+        assert!(!l("(4,5):(4,1)").is_injective());
+        assert!(!l("(4,5):(0,1)").is_injective());
+        assert!(l("(1,5):(0,1)").is_injective());
     }
 
     #[test]
-    fn bad_specs_are_errors_not_panics() {
-        let e = TiledCopySpec::new(Atom::Universal128, DType::F16, (32, 4), (1, 4), (32, 32));
-        assert!(matches!(e, Err(Error::Layout(_))), "{e:?}");
-        let e = TiledCopySpec::new(Atom::Universal, DType::F32, (32, 4), (1, 1), (30, 32));
-        assert!(matches!(e, Err(Error::Layout(_))), "{e:?}");
-        let e = TiledCopySpec::new(Atom::Universal, DType::F32, (3, 5), (1, 1), (30, 30));
-        assert!(matches!(e, Err(Error::Layout(_))), "{e:?}");
-        let e = TiledCopySpec::new(Atom::Universal16, DType::F64, (32, 4), (1, 1), (32, 32));
-        assert!(
-            matches!(e, Err(Error::AtomNarrowerThanElement { .. })),
-            "{e:?}"
-        );
-        let spec =
-            TiledCopySpec::new(Atom::Universal, DType::F32, (32, 4), (1, 1), (32, 32)).unwrap();
-        assert!(matches!(
-            spec.thread_coords(128),
-            Err(Error::ThreadOutOfRange {
-                thread: 128,
-                threads: 128
-            })
-        ));
-    }
-
-    #[test]
-    fn kernel_specs_are_introspectable() {
-        let spec = TiledCopySpec::for_kernel(Atom::CpAsyncZfill128, DType::BF16).unwrap();
-        assert_eq!(spec.num_threads(), 256);
-        assert_eq!(spec.partition_shape(), (8, 8, 1));
+    fn permute_rejects_non_permutations() {
+        let x = l("(2,3,4):(12,4,1)");
+        assert_eq!(x.permute(&[2, 0, 1]).unwrap(), l("(4,2,3):(1,12,4)"));
+        assert!(x.permute(&[0, 0, 1]).is_err());
+        assert!(x.permute(&[0, 1]).is_err());
+        assert!(x.permute(&[0, 1, 3]).is_err());
     }
 }

@@ -61,11 +61,13 @@ mod dtype;
 mod error;
 mod ffi;
 mod layout;
-mod matrix;
 mod plan;
 pub mod reference;
 pub mod svg;
+mod tensor;
+mod tiled_copy;
 pub mod timing;
+mod view;
 
 pub use atom::{Atom, Family, KernelConfig, ELEMENT_WIDTHS};
 pub use batch::{
@@ -79,11 +81,19 @@ pub use copy::{
 pub use device::{context, describe, device_count, runtime_device_count, stream};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
-pub use layout::TiledCopySpec;
-pub use matrix::{DeviceMatrix, Geometry, MatrixView, MatrixViewMut, RawMatrix};
+pub use layout::{coalesce_layouts, Layout, MAX_RANK};
 pub use plan::{
     coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, MAX_BLOCKS,
     REALIGN_MIN_ROW_BYTES,
+};
+pub use tensor::{
+    copy_tensor, copy_tensor_raw, plan_tensor, TensorPlan, TensorRoute, TileKind, TransposeTile,
+    NARROW_MAX_BYTES,
+};
+pub use tiled_copy::TiledCopySpec;
+pub use view::{
+    DeviceMatrix, DeviceTensor, Geometry, MatrixView, MatrixViewMut, RawMatrix, RawTensor,
+    TensorView, TensorViewMut,
 };
 
 /// Re-exported so users name the same cudarc types the crate's API takes.

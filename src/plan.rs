@@ -537,6 +537,11 @@ fn check_atom(
     operation: Operation,
     cc: Option<(u32, u32)>,
 ) -> Result<()> {
+    if atom.family() == Family::Transpose {
+        return Err(Error::Unsupported(format!(
+            "{atom:?} moves tensors between layouts (copy_tensor plans it), not 2D copies or pads"
+        )));
+    }
     let bytes = atom.bytes_for(dtype);
     atom.values_for(dtype)?;
     if let Some((major, minor)) = cc {

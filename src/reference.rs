@@ -3,8 +3,9 @@
 
 use rand::Rng;
 
-use crate::matrix::Geometry;
+use crate::layout::Layout;
 use crate::plan::Operation;
+use crate::view::Geometry;
 use crate::Element;
 
 /// `n` elements of random bits (NaNs and all: copies are compared bit for bit).
@@ -87,6 +88,55 @@ pub fn compare<T: Element>(expected: &[T], actual: &[T]) -> (usize, Option<Misma
     }
     count += expected.len().abs_diff(actual.len());
     (count, first)
+}
+
+/// Visit every coordinate of `layout` (the last mode fastest) with its offsets in `src` and `dst`
+/// (two layouts of one shape).
+pub fn for_each_pair(src: &Layout, dst: &Layout, mut f: impl FnMut(usize, usize)) {
+    let n = src.size();
+    let shape = src.shape();
+    for i in 0..n {
+        let (mut rest, mut so, mut dof) = (i, 0usize, 0usize);
+        for m in (0..shape.len()).rev() {
+            let c = rest % shape[m];
+            rest /= shape[m];
+            so += c * src.stride()[m];
+            dof += c * dst.stride()[m];
+        }
+        f(so, dof);
+    }
+}
+
+/// The destination allocation a tensor copy must produce: every coordinate of the destination
+/// view (coordinate 0 at `dst_offset`) holds the source element of the same coordinate
+/// (coordinate 0 at `src_offset`); everything else keeps `dst_before`.
+pub fn expected_tensor_copy<T: Element>(
+    src: &[T],
+    (src_offset, src_layout): (usize, &Layout),
+    dst_before: &[T],
+    (dst_offset, dst_layout): (usize, &Layout),
+) -> Vec<T> {
+    let mut out = dst_before.to_vec();
+    for_each_pair(src_layout, dst_layout, |s, d| {
+        out[dst_offset + d] = src[src_offset + s];
+    });
+    out
+}
+
+/// A destination allocation of `len` elements with random canaries, and the bitwise complement of
+/// the expected value at every element the copy writes: a missed write always shows.
+pub fn poisoned_tensor_destination<T: Element>(
+    src: &[T],
+    (src_offset, src_layout): (usize, &Layout),
+    len: usize,
+    (dst_offset, dst_layout): (usize, &Layout),
+    rng: &mut impl Rng,
+) -> Vec<T> {
+    let mut out: Vec<T> = random_elements(len, rng);
+    for_each_pair(src_layout, dst_layout, |s, d| {
+        out[dst_offset + d] = T::from_bits(!src[src_offset + s].to_bits());
+    });
+    out
 }
 
 #[cfg(test)]

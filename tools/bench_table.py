@@ -56,6 +56,20 @@ def alignment_table(gbps, torch_rows):
               f"{t:.0f} | {v / t:.2f} | {old and f'{old:.0f}' or '(same)'} |" if t and d2d else f"| {g} | {v:.0f} |")
 
 
+def layout_table(gbps, torch_rows):
+    torch = {r["group"]: r for r in torch_rows}
+    print("| copy (group) | route | GB/s | x D2D (same bytes) | torch eager GB/s | x torch |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for name, v in gbps.items():
+        g, f = name.split("/", 1)
+        if not g.startswith("layout_") or not f.startswith("copy_tensor/"):
+            continue
+        d2d = gbps.get(f"{g}/d2d_same_bytes")
+        t = torch.get(g, {}).get("torch_gbps")
+        tcol = f"{t:.0f} | {v / t:.2f}" if t else "- | -"
+        print(f"| {g[len('layout_'):]} | {f[len('copy_tensor/'):]} | {v:.0f} | {v / d2d:.3f} | {tcol} |")
+
+
 def main():
     rows = parse(sys.argv[1])
     gbps, times = {}, {}
@@ -65,7 +79,9 @@ def main():
         else:
             times[name] = median(field, TIME)
     limit = next((v for k, v in gbps.items() if k.startswith("limit_d2d")), None)
-    print(f"D2D cudaMemcpyAsync limit (1 GiB each way): {limit:.0f} GB/s\n")
+    if limit:
+        print(f"D2D cudaMemcpyAsync limit (1 GiB each way): {limit:.0f} GB/s\n")
+    limit = limit or float("nan")
     print("| group | function | GB/s | x D2D | x memcpy2D | time (µs) |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     groups = {}
@@ -86,7 +102,10 @@ def main():
     if "--torch" in sys.argv:
         import json
         print()
-        alignment_table(gbps, json.load(open(sys.argv[sys.argv.index("--torch") + 1])))
+        torch_rows = json.load(open(sys.argv[sys.argv.index("--torch") + 1]))
+        alignment_table(gbps, torch_rows)
+        print()
+        layout_table(gbps, torch_rows)
 
 
 if __name__ == "__main__":

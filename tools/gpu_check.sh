@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call's worth of checks on the GPU host, after ../shared/tools/gpu-pack here:
-#   [BENCH_FILTER=regex] tools/gpu_check.sh [tests] [sanitize] [probe] [bench] [torch]
+#   [TEST_FILTER=name] [BENCH_FILTER=regex] [TORCH_ARGS=--layouts] tools/gpu_check.sh [tests] [sanitize] [probe] [bench] [torch]
 # Logs go to $OUT (tests.log, sanitize.log, probe.log, bench.log, torch.log / torch.json); a short
 # summary is printed last.
 set -u
@@ -9,7 +9,7 @@ summary=()
 for step in "$@"; do
   case $step in
     tests)
-      .gpu/run tests >"$out/tests.log" 2>&1
+      .gpu/run tests ${TEST_FILTER:-} >"$out/tests.log" 2>&1
       summary+=("tests rc=$?: $(grep -c '^test result: ok' "$out/tests.log") binaries ok, $(grep -c 'FAILED\|panicked' "$out/tests.log") failure lines")
       grep -E '^(=== |test result)|FAILED|panicked' "$out/tests.log" | head -60 ;;
     sanitize)
@@ -39,9 +39,9 @@ for step in "$@"; do
     bench)
       .gpu/run bench ${BENCH_FILTER:-} >"$out/bench.log" 2>&1
       summary+=("bench rc=$?")
-      grep -E '^(align|batch|limit|launch)[^ ]*/|thrpt' "$out/bench.log" | tail -80 ;;
+      grep -E '^(align|batch|layout|limit|launch)[^ ]*/|thrpt' "$out/bench.log" | tail -80 ;;
     torch)
-      python3 tools/torch_anchor.py --json "$out/torch.json" >"$out/torch.log" 2>&1
+      python3 tools/torch_anchor.py ${TORCH_ARGS:-} --json "$out/torch.json" >"$out/torch.log" 2>&1
       summary+=("torch rc=$?")
       cat "$out/torch.log" ;;
   esac

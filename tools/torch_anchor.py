@@ -7,7 +7,9 @@ copy of the same bytes (one contiguous `copy_`). For "Batches": torch's index_se
 of the 300 paged blocks. Times are CUDA-event medians over back-to-back calls after warm-up; GB/s
 count bytes read + written. Prints one table row per shape; `--json FILE` also writes the numbers.
 
-Usage (on the GPU host): python3 tools/torch_anchor.py [--json out.json]
+For "Layouts": torch eager `copy_` of the permuted / strided views into packed tensors.
+
+Usage (on the GPU host): python3 tools/torch_anchor.py [--layouts] [--json out.json]
 """
 import json
 import sys
@@ -105,9 +107,51 @@ def batch_rows():
     return rows
 
 
+# name, dtype, storage shape, how the source view is made from it (must match benches/copy.rs)
+LAYOUTS = [
+    ("transpose_16384x16384", torch.float32, (16384, 16384), lambda x: x.permute(1, 0)),
+    ("transpose_16384x16384", torch.float16, (16384, 16384), lambda x: x.permute(1, 0)),
+    ("transpose_8192x8192", torch.uint8, (8192, 8192), lambda x: x.permute(1, 0)),
+    ("permute_8x32x4096x128_0213", torch.float16, (8, 32, 4096, 128), lambda x: x.permute(0, 2, 1, 3)),
+    ("nchw_to_nhwc_64x3x224x224", torch.float32, (64, 3, 224, 224), lambda x: x.permute(0, 2, 3, 1)),
+    ("batched_64x1024x1023_ld1024_to_packed", torch.float16, (64, 1024, 1024), lambda x: x[:, :, :1023]),
+]
+
+
+def layout_rows():
+    """torch eager on the "Layouts" shapes: y.copy_(view) into a preallocated packed y (what
+    `.contiguous()` does, without the allocation), and D2D of the same bytes."""
+    rows = []
+    for name, dt, shape, view in LAYOUTS:
+        e = torch.empty((), dtype=dt).element_size()
+        n = 1
+        for d in shape:
+            n *= d
+        x = random_buffer(n, dt).view(shape)
+        v = view(x)
+        y = torch.empty(v.shape, dtype=dt, device="cuda")
+        op = lambda: y.copy_(v)
+        op()
+        torch.cuda.synchronize()
+        assert torch.equal(y, v.contiguous()), name
+        nbytes = 2 * v.numel() * e
+        t = median_ms(op, reps=20)
+        flat_a = torch.empty(nbytes // 2, dtype=torch.uint8, device="cuda")
+        flat_b = torch.empty_like(flat_a)
+        td = median_ms(lambda: flat_b.copy_(flat_a), reps=20)
+        rows.append({"group": f"layout_{name}_{RUST_DTYPE[dt]}", "torch_gbps": nbytes / t / 1e6,
+                     "d2d_gbps": nbytes / td / 1e6, "bytes": nbytes})
+        del x, v, y, flat_a, flat_b
+        torch.cuda.empty_cache()
+    return rows
+
+
 def main():
     print(f"# torch {torch.__version__} on {torch.cuda.get_device_name()}")
-    rows = alignment_rows() + batch_rows()
+    if "--layouts" in sys.argv:
+        rows = layout_rows()
+    else:
+        rows = alignment_rows() + batch_rows() + layout_rows()
     print(f"{'group':58} {'torch GB/s':>10} {'D2D GB/s':>9} {'torch x D2D':>11}")
     for r in rows:
         d2d = r.get("d2d_gbps")

@@ -47,6 +47,10 @@ ConfigValues config_realign(AtomId atom, int width);
 // Warp tasks (segments) the realign kernel splits a destination row of `row_bytes` into.
 std::int64_t realign_segments(std::int64_t row_bytes);
 
+// The transpose family takes a tensor descriptor (layouts of rank 1..6, planned in Rust).
+void launch_transpose(AtomId atom, int width, TensorDesc const& desc);
+ConfigValues config_transpose(AtomId atom, int width);
+
 void launch_tutorial_kernel(LaunchArgs const& args);
 void launch_empty_kernel(cudaStream_t stream);
 
@@ -79,4 +83,7 @@ auto by_width(int width, Args const&... args) {
 #endif
 #ifndef CUTE_COPY_ROW_realign
 #define CUTE_COPY_ROW_realign(...)
+#endif
+#ifndef CUTE_COPY_ROW_transpose
+#define CUTE_COPY_ROW_transpose(...)
 #endif

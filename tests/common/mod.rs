@@ -103,7 +103,12 @@ pub fn run_case<T: Element>(
             case.dst_shape.0,
             case.dst_shape.1,
         )?;
-        poisoned_destination(&src_host, sview.geometry(), dview.geometry(), rng)
+        poisoned_destination(
+            &src_host,
+            sview.geometry().unwrap(),
+            dview.geometry().unwrap(),
+            rng,
+        )
     };
     dst.upload(stream, &before)?;
     let mut whole = dst.view_mut();
@@ -113,7 +118,7 @@ pub fn run_case<T: Element>(
         case.dst_shape.0,
         case.dst_shape.1,
     )?;
-    let (sg, dg) = (sview.geometry(), dview.geometry());
+    let (sg, dg) = (sview.geometry().unwrap(), dview.geometry().unwrap());
     let pad = case.dst_shape != (case.rows, case.cols);
     let plan = match (case.atom, pad) {
         (None, false) => cute_copy::copy(&sview, &mut dview, stream)?,
@@ -169,8 +174,8 @@ impl<T: Element> Fixture<T> {
         let mut dst = DeviceMatrix::<T>::zeros(stream, dst_rows, dst_cols, ld_dst).unwrap();
         let before = poisoned_destination(
             &src_host,
-            src.view().geometry(),
-            dst.view_mut().geometry(),
+            src.view().geometry().unwrap(),
+            dst.view_mut().geometry().unwrap(),
             rng,
         );
         dst.upload(stream, &before).unwrap();
@@ -191,9 +196,9 @@ impl<T: Element> Fixture<T> {
         let after = self.dst.to_host(stream).unwrap();
         let want = expected_destination(
             &self.src_host,
-            self.src.view().geometry(),
+            self.src.view().geometry().unwrap(),
             &self.before,
-            self.dst.view_mut().geometry(),
+            self.dst.view_mut().geometry().unwrap(),
             op,
         );
         compare(&want, &after)

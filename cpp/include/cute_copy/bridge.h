@@ -14,6 +14,7 @@ struct SpecDesc;
 struct SpecInfo;
 struct RowsDesc;
 struct BatchLaunch;
+struct TensorDesc;
 
 // Copy (or pad) `desc` on its stream through the menu's instantiation for (atom, elem_bytes).
 void launch_copy(CopyDesc const& desc);
@@ -22,6 +23,8 @@ void launch_copy(CopyDesc const& desc);
 void launch_rows(RowsDesc const& one, BatchLaunch const& launch);
 // Warp tasks (row segments) the realign kernel splits a destination row of `row_bytes` into.
 std::int64_t rows_segments(std::int64_t row_bytes);
+// One tensor copy of the transpose family (layouts of rank 1..6, planned in Rust).
+void launch_tensor(TensorDesc const& desc);
 // The CuTe tutorial TiledCopy: f32, (32,4) threads, 32x32 tiles staged through shared memory.
 void launch_tutorial(CopyDesc const& desc);
 // A baseline that is not CuTe (cpp/baselines.cu): 0 naive, 1 hand-vectorized 16 B, 2

@@ -37,7 +37,7 @@ pub(crate) fn demo(m: usize, n: usize) -> Result<(), cute_copy::Error> {
     let src_host: Vec<f32> = random_elements(m * n, &mut rng);
     let src = DeviceMatrix::from_host(&stream, m, n, n, &src_host)?;
     let mut dst = DeviceMatrix::<f32>::zeros(&stream, m, n, n)?;
-    let (sg, dg) = (src.view().geometry(), dst.view_mut().geometry());
+    let (sg, dg) = (src.view().geometry()?, dst.view_mut().geometry()?);
     let before = poisoned_destination(&src_host, sg, dg, &mut rng);
     dst.upload(&stream, &before)?;
     cute_copy::tutorial_copy(&src.view(), &mut dst.view_mut(), &stream)?;

@@ -1,0 +1,464 @@
+// Transpose family: copies between layouts of any rank whose unit-stride modes differ (a transpose,
+// a permute, NCHW <-> NHWC), or whose rows the realign family cannot take (rank > 3 after
+// coalescing), staged through a swizzled shared-memory tile.
+//
+// Preconditions (planned and checked in Rust, checked again in dispatch.cu): a layout pair of rank
+// 1..6 with equal shapes, strides in elements; addresses aligned to the element width. The plan
+// names two modes: `a`, along which a tile is loaded (the source's unit-stride mode when it has one)
+// and `b`, along which it is stored (the destination's unit-stride mode; for kind `rows` the tile's
+// second mode). Every other mode is walked by the grid, the last mode fastest (the planner sorts
+// modes by destination stride, outermost first).
+//
+// A tile is (TB rows along b) x (TA elements along a) in shared memory, row-major in a (as loaded),
+// 32 KiB: TA = 256 / Width elements (a 256-byte source row), TB = 128. The shared-memory layout is
+//   composition(Swizzle<3, log2 V, log2 TA>, (TB, TA):(TA, 1)),   V = 16 / Width elements per vector
+// which XORs the 16-byte chunk index of a row with bits 0..2 of (row / V): whole 16-byte vectors stay
+// whole (the load stores them with one 128-bit st.shared), and in the transposed read, where the 32
+// lanes of a warp read one 32-bit word each from rows g*V + j of 8 row groups g and 4 word columns,
+// the 8 groups land in 8 different chunks: 32 distinct banks, no conflict.
+//
+//   load:  a TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> with threads (16,16):(16,1) and values
+//          (1,V) partitions the (TB, TA) tile of the source: 8 aligned 16-byte loads per thread in
+//          flight, then 8 st.shared.v4 at the swizzled offsets;
+//   store (kind transpose): a lane owns one word column and one group of V rows: it reads V words
+//          (one per row), transposes them in registers (prmt for 1- and 2-byte elements) into 4/W
+//          vectors of V consecutive b, and stores each with one 16-byte store along the
+//          destination's unit-stride mode (8 lanes = 128 contiguous bytes);
+//   store (kind rows): the same partition as the load, read back as 16-byte vectors;
+//   kind narrow: when the store mode is short (NCHW -> NHWC: C = 3) and the destination holds a
+//          tile's (a, b) block as one run (stride of a == extent of b), the tile is R = extent(b)
+//          rows of a run-time length (R * TA' elements in the same 32 KiB, unswizzled), stored as one
+//          contiguous run with 16-byte stores.
+// Vectors that leave the tile's valid extent, or any access when the plan says the addresses or
+// strides are not 16-byte aligned, go element by element under the same coordinates: nothing
+// outside the two layouts is read or written.
+#define CUTE_COPY_ROW_transpose(name, bytes, zfill) \
+  case AtomId::name: return by_width<Op, bytes, zfill>(width, args...);
+#include "family.cuh"
+
+namespace cute_copy {
+using namespace cute;
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// Resident blocks per SM the register budget is fitted to, per element width: 3 (<= 80 registers,
+// a few spilled words) for 4- and 8-byte elements, 2 (<= 128, no spills) for 1- and 2-byte ones,
+// whose transposed read needs more registers (prmt). Measured on the H200 (docs/transpose-tuning.md):
+// f32 16384^2 0.884x -> 0.928x of D2D with 3; u8 8192^2 0.873x -> 0.750x (spills); the f16 head
+// permute 0.942x -> 0.901x. CUTE_COPY_TRANSPOSE_MIN_BLOCKS overrides all widths.
+template <int Width>
+constexpr int min_blocks() {
+#ifdef CUTE_COPY_TRANSPOSE_MIN_BLOCKS
+  return CUTE_COPY_TRANSPOSE_MIN_BLOCKS;
+#else
+  return Width >= 4 ? 3 : 2;
+#endif
+}
+constexpr int kSmemBytes = 32768;
+
+constexpr int log2i(int x) { return x <= 1 ? 0 : 1 + log2i(x / 2); }
+
+template <int Width>
+struct Tile {
+  static constexpr int V = 16 / Width;       // elements per 16-byte vector
+  static constexpr int TA = 256 / Width;     // tile extent along a (elements): 256-byte rows
+  static constexpr int TB = kSmemBytes / 256;  // tile extent along b (rows): 128
+  static constexpr int P = Width >= 4 ? 1 : 4 / Width;  // elements per transposed-read word
+  using E = uint_byte_t<Width>;
+  using Word = cute::conditional_t<Width == 8, std::uint64_t, std::uint32_t>;
+  using SmemLayout = decltype(composition(Swizzle<3, log2i(V), log2i(TA)>{},
+                                          Layout<Shape<Int<TB>, Int<TA>>, Stride<Int<TA>, _1>>{}));
+  // The load's TiledCopy: 16 x 16 threads over (rows, 16-byte vectors), one vector per call.
+  using ThrLayout = Layout<Shape<_16, _16>, Stride<_16, _1>>;
+  using ValLayout = Layout<Shape<_1, Int<V>>, Stride<Int<V>, _1>>;
+};
+
+enum Kind : int { kTranspose = 0, kRows = 1, kNarrow = 2 };
+
+struct Args {
+  std::uint8_t const* src;
+  std::uint8_t* dst;
+  int rank, kind, a, b;
+  int vec_load, vec_store;
+  std::int64_t shape[6], ss[6], ds[6];
+  std::int64_t sa, sb, da, db;           // the strides of modes a and b on each side
+  std::int64_t ta, tb;                   // tile extents (elements along a, rows along b)
+  std::int64_t tiles_a, tiles_b, tiles;  // along a, along b, all (times the other modes)
+};
+
+template <class T>
+CUTE_DEVICE T ld_elem(std::uint8_t const* p) { return *reinterpret_cast<T const*>(p); }
+template <class T>
+CUTE_DEVICE void st_elem(std::uint8_t* p, T v) { *reinterpret_cast<T*>(p) = v; }
+
+// Element j (a compile-time constant after unrolling) of a 16-byte vector held as four words:
+// register moves and shifts, never a local-memory array.
+template <class E>
+CUTE_DEVICE E get_elem(uint4 const& v, int j) {
+  constexpr int W = sizeof(E);
+  unsigned const w[4] = {v.x, v.y, v.z, v.w};
+  if constexpr (W == 8) {
+    return static_cast<E>((std::uint64_t(w[2 * j + 1]) << 32) | w[2 * j]);
+  } else {
+    return static_cast<E>(w[j * W / 4] >> (8 * (j * W % 4)));
+  }
+}
+template <class E>
+CUTE_DEVICE void set_elem(uint4& v, int j, E x) {
+  constexpr int W = sizeof(E);
+  unsigned w[4] = {v.x, v.y, v.z, v.w};
+  if constexpr (W == 8) {
+    w[2 * j] = static_cast<unsigned>(std::uint64_t(x));
+    w[2 * j + 1] = static_cast<unsigned>(std::uint64_t(x) >> 32);
+  } else {
+    unsigned const sh = 8 * (j * W % 4);
+    unsigned const mask = (W == 4 ? 0xffffffffu : ((1u << (8 * W)) - 1u)) << sh;
+    w[j * W / 4] = (w[j * W / 4] & ~mask) | ((static_cast<unsigned>(x) << sh) & mask);
+  }
+  v = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// Four words of one byte column each -> four words of one byte row each (a 4 x 4 byte transpose).
+CUTE_DEVICE void transpose4x4(unsigned const (&w)[4], unsigned (&o)[4]) {
+  unsigned const t0 = __byte_perm(w[0], w[1], 0x5140), t1 = __byte_perm(w[0], w[1], 0x7362);
+  unsigned const t2 = __byte_perm(w[2], w[3], 0x5140), t3 = __byte_perm(w[2], w[3], 0x7362);
+  o[0] = __byte_perm(t0, t2, 0x5410);
+  o[1] = __byte_perm(t0, t2, 0x7632);
+  o[2] = __byte_perm(t1, t3, 0x5410);
+  o[3] = __byte_perm(t1, t3, 0x7632);
+}
+
+template <int Width>
+struct Kernel {
+  using T = Tile<Width>;
+  using E = typename T::E;
+  static constexpr int V = T::V, TA = T::TA, TB = T::TB, P = T::P;
+
+  // Element by element, one vector slot's worth (`n` elements, n < V for a cut vector, V when the
+  // side has no 16-byte accesses): a plain loop, not unrolled, so that the rare edge path costs no
+  // registers in the hot one.
+  static CUTE_DEVICE void copy_elems(std::uint8_t const* from, std::int64_t from_step, std::uint8_t* to,
+                                     std::int64_t to_step, int n) {
+#pragma unroll 1
+    for (int e = 0; e < n; ++e) st_elem<E>(to + e * to_step * Width, ld_elem<E>(from + e * from_step * Width));
+  }
+
+  // Edge tile (or no 16-byte loads): the TiledCopy's partition, whole vectors inside the tile as
+  // 16-byte loads, the rest element by element straight into shared memory. Out of line: the
+  // interior path keeps its registers.
+  static __noinline__ __device__ void edge_load(Args const& g, std::uint8_t* smem, std::uint8_t const* s,
+                                                std::int64_t ea, std::int64_t eb) {
+    auto const sl = typename T::SmemLayout{};
+    TiledCopy tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, E>{}, typename T::ThrLayout{},
+                                           typename T::ValLayout{});
+    Tensor tc = tiled_copy.get_slice(threadIdx.x).partition_S(make_identity_tensor(Shape<Int<TB>, Int<TA>>{}));
+    Tensor v = make_tensor<uint128_t>(make_shape(size<1>(tc)));
+    CUTE_UNROLL
+    for (int k = 0; k < size<1>(tc); ++k) {
+      int const r = get<0>(tc(0, k, 0)), c = get<1>(tc(0, k, 0));
+      if (g.vec_load && r < eb && c + V <= ea) v(k) = *reinterpret_cast<uint128_t const*>(s + (r * g.sb + c) * Width);
+    }
+    CUTE_UNROLL
+    for (int k = 0; k < size<1>(tc); ++k) {
+      int const r = get<0>(tc(0, k, 0)), c = get<1>(tc(0, k, 0));
+      std::uint8_t* to = smem + sl(r, c) * Width;  // V elements contiguous under the swizzle
+      if (g.vec_load && r < eb && c + V <= ea) {
+        *reinterpret_cast<uint128_t*>(to) = v(k);
+      } else if (r < eb && c < ea) {
+        copy_elems(s + (r * g.sb + c * g.sa) * Width, g.sa, to, 1, static_cast<int>(cute::min<std::int64_t>(V, ea - c)));
+      }
+    }
+  }
+
+  // Kind rows, edge tile (or no 16-byte stores): whole vectors as 16-byte stores, the rest element
+  // by element.
+  static __noinline__ __device__ void edge_store_rows(Args const& g, std::uint8_t const* smem, std::uint8_t* d,
+                                                      std::int64_t ea, std::int64_t eb) {
+    auto const sl = typename T::SmemLayout{};
+    TiledCopy tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, E>{}, typename T::ThrLayout{},
+                                           typename T::ValLayout{});
+    Tensor tc = tiled_copy.get_slice(threadIdx.x).partition_S(make_identity_tensor(Shape<Int<TB>, Int<TA>>{}));
+#pragma unroll 1
+    for (int k = 0; k < size<1>(tc); ++k) {
+      int const r = get<0>(tc(0, k, 0)), c = get<1>(tc(0, k, 0));
+      std::uint8_t const* from = smem + sl(r, c) * Width;
+      if (g.vec_store && r < eb && c + V <= ea) {
+        *reinterpret_cast<uint128_t*>(d + (r * g.db + c) * Width) = *reinterpret_cast<uint128_t const*>(from);
+      } else if (r < eb && c < ea) {
+        copy_elems(from, 1, d + (r * g.db + c * g.da) * Width, g.da, static_cast<int>(cute::min<std::int64_t>(V, ea - c)));
+      }
+    }
+  }
+
+  // Kind transpose, a unit whose V rows are cut by the tile edge (or no 16-byte stores): column by
+  // column, row by row, straight from shared memory.
+  static __noinline__ __device__ void edge_store_columns(Args const& g, std::uint8_t const* smem, std::uint8_t* d,
+                                                         std::int64_t ea, std::int64_t eb, int grp, int wc) {
+    auto const sl = typename T::SmemLayout{};
+    std::int64_t const r0 = std::int64_t(grp) * V;
+#pragma unroll 1
+    for (int p = 0; p < P; ++p) {
+      int const c = wc * P + p;
+      if (c >= ea) break;
+#pragma unroll 1
+      for (int j = 0; j < V && r0 + j < eb; ++j)
+        st_elem<E>(d + (c * g.da + (r0 + j) * g.db) * Width, ld_elem<E>(smem + sl(grp * V + j, c) * Width));
+    }
+  }
+
+  // One tile of kind transpose or rows: load (TB x TA) through the TiledCopy, then store.
+  static CUTE_DEVICE void square(Args const& g, std::uint8_t* smem, std::uint8_t const* s, std::uint8_t* d,
+                                 std::int64_t ea, std::int64_t eb) {
+    int const tid = threadIdx.x;
+    auto const sl = typename T::SmemLayout{};
+    std::int64_t const sa = g.sa, sb = g.sb, da = g.da, db = g.db;
+    TiledCopy tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, E>{}, typename T::ThrLayout{},
+                                           typename T::ValLayout{});
+    ThrCopy thr = tiled_copy.get_slice(tid);
+    Tensor cT = make_identity_tensor(Shape<Int<TB>, Int<TA>>{});  // (TB, TA) -> (row, col)
+    Tensor tc = thr.partition_S(cT);                               // (V, 8, 1)
+    Tensor sT = make_tensor(make_smem_ptr(reinterpret_cast<E*>(smem)), sl);
+    Tensor tsT = thr.partition_D(sT);  // (V, 8, 1) swizzled smem
+    Tensor frag = make_tensor<E>(shape(tc));  // (V, 8, 1) registers
+    bool const full = ea == TA && eb == TB;
+    if (g.kind == kRows && full && g.vec_load && g.vec_store) {
+      // Rows on both sides, whole tile, 16-byte accesses on both: registers are the stage, as in
+      // the 2D engine (no shared memory, no barrier).
+      Tensor gS = make_tensor(make_gmem_ptr(reinterpret_cast<E const*>(s)),
+                              make_layout(Shape<Int<TB>, Int<TA>>{}, make_stride(sb, _1{})));
+      Tensor gD = make_tensor(make_gmem_ptr(reinterpret_cast<E*>(d)),
+                              make_layout(Shape<Int<TB>, Int<TA>>{}, make_stride(db, _1{})));
+      copy(tiled_copy, thr.partition_S(gS), frag);
+      copy(tiled_copy, frag, thr.partition_D(gD));
+      return;
+    }
+    if (full && g.vec_load) {
+      Tensor gS = make_tensor(make_gmem_ptr(reinterpret_cast<E const*>(s)),
+                              make_layout(Shape<Int<TB>, Int<TA>>{}, make_stride(sb, _1{})));
+      copy(tiled_copy, thr.partition_S(gS), frag);
+      copy(tiled_copy, frag, tsT);  // 16-byte st.shared at the swizzled offsets
+    } else {
+      edge_load(g, smem, s, ea, eb);
+    }
+    __syncthreads();
+
+    if (g.kind == kRows) {  // the tile's rows are destination rows too: read back 16-byte vectors
+      if (full && g.vec_store) {
+        copy(tiled_copy, tsT, frag);
+        Tensor gD = make_tensor(make_gmem_ptr(reinterpret_cast<E*>(d)),
+                                make_layout(Shape<Int<TB>, Int<TA>>{}, make_stride(db, _1{})));
+        copy(tiled_copy, frag, thr.partition_D(gD));
+      } else {
+        edge_store_rows(g, smem, d, ea, eb);
+      }
+    } else {
+      // Transposed read. Unit u = (word column wc, row group grp): lanes 0..7 take 8 row groups,
+      // lanes 8..31 step the word column, so a warp covers 8 groups x 4 word columns.
+      constexpr int NG = TB / V;             // row groups of V rows
+      constexpr int NW = TA / P;             // word columns (element columns for Width 8)
+      constexpr int kUnits = NG * NW / kThreads;
+      static_assert(NG % 8 == 0 && NW % 4 == 0 && kUnits * kThreads == NG * NW, "tile does not fit the warp shape");
+      using Word = typename T::Word;
+      // Two units at a time: shared-memory reads need no deep pipeline, and the 16-byte stores
+      // are fire-and-forget; full unrolling only costs registers (and occupancy).
+#pragma unroll 2
+      for (int k = 0; k < kUnits; ++k) {
+        int const u = k * kThreads + tid;
+        int const rest = u / 32;
+        int const grp = (rest % (NG / 8)) * 8 + u % 8;
+        int const wc = (rest / (NG / 8)) * 4 + (u / 8) % 4;
+        std::int64_t const r0 = std::int64_t(grp) * V;
+        if (!(g.vec_store && r0 + V <= eb)) {
+          edge_store_columns(g, smem, d, ea, eb, grp, wc);
+          continue;
+        }
+        Word w[V];
+        CUTE_UNROLL
+        for (int j = 0; j < V; ++j)
+          w[j] = *reinterpret_cast<Word const*>(smem + sl(grp * V + j, wc * P) * Width);
+        // out[p]: the V elements (rows grp*V .. +V) of column a = wc * P + p, as four 32-bit words.
+        unsigned out[P][4];
+        if constexpr (Width == 8) {
+          out[0][0] = static_cast<unsigned>(w[0]);
+          out[0][1] = static_cast<unsigned>(w[0] >> 32);
+          out[0][2] = static_cast<unsigned>(w[1]);
+          out[0][3] = static_cast<unsigned>(w[1] >> 32);
+        } else if constexpr (Width == 4) {
+          CUTE_UNROLL
+          for (int j = 0; j < 4; ++j) out[0][j] = w[j];
+        } else if constexpr (Width == 2) {
+          CUTE_UNROLL
+          for (int q = 0; q < 4; ++q) {
+            out[0][q] = __byte_perm(w[2 * q], w[2 * q + 1], 0x5410);
+            out[1][q] = __byte_perm(w[2 * q], w[2 * q + 1], 0x7632);
+          }
+        } else {
+          CUTE_UNROLL
+          for (int q = 0; q < 4; ++q) {
+            unsigned const in[4] = {w[4 * q], w[4 * q + 1], w[4 * q + 2], w[4 * q + 3]};
+            unsigned o[4];
+            transpose4x4(in, o);
+            CUTE_UNROLL
+            for (int p = 0; p < 4; ++p) out[p][q] = o[p];
+          }
+        }
+        CUTE_UNROLL
+        for (int p = 0; p < P; ++p) {
+          std::int64_t const c = std::int64_t(wc) * P + p;
+          if (c < ea)
+            *reinterpret_cast<uint4*>(d + (c * da + r0) * Width) = make_uint4(out[p][0], out[p][1], out[p][2], out[p][3]);
+        }
+      }
+    }
+    __syncthreads();  // the next tile overwrites the smem this one read
+  }
+
+  // One tile of kind narrow: R = extent(b) rows of ta elements (run-time), unswizzled; the
+  // destination image of the tile is one run of ea * R elements (stride of a == R, of b == 1).
+  static CUTE_DEVICE void narrow(Args const& g, std::uint8_t* smem, std::uint8_t const* s, std::uint8_t* d,
+                                 std::int64_t ea) {
+    int const tid = threadIdx.x;
+    int const R = static_cast<int>(g.tb);
+    int const ta = static_cast<int>(g.ta);
+    std::int64_t const sa = g.sa, sb = g.sb;
+    int const vecs_per_row = ta / V;
+    int const total = R * vecs_per_row;
+    constexpr int kBatch = 8;  // loads in flight per thread before any st.shared
+    for (int base = 0; base < total; base += kThreads * kBatch) {
+      uint4 v[kBatch];
+      CUTE_UNROLL
+      for (int k = 0; k < kBatch; ++k) {
+        int const i = base + k * kThreads + tid;
+        int const r = i / vecs_per_row, c = (i % vecs_per_row) * V;
+        if (i < total && g.vec_load && c + V <= ea) v[k] = *reinterpret_cast<uint4 const*>(s + (r * sb + c) * Width);
+      }
+      CUTE_UNROLL
+      for (int k = 0; k < kBatch; ++k) {
+        int const i = base + k * kThreads + tid;
+        int const r = i / vecs_per_row, c = (i % vecs_per_row) * V;
+        std::uint8_t* to = smem + (std::int64_t(r) * ta + c) * Width;
+        if (i >= total || c >= ea) continue;
+        if (g.vec_load && c + V <= ea)
+          *reinterpret_cast<uint4*>(to) = v[k];
+        else
+          copy_elems(s + (r * sb + c * sa) * Width, sa, to, 1, static_cast<int>(cute::min<std::int64_t>(V, ea - c)));
+      }
+    }
+    __syncthreads();
+    E const* st = reinterpret_cast<E const*>(smem);
+    int const n = static_cast<int>(ea) * R;  // elements of the destination run (one tile: < 2^15)
+    for (int f0 = tid * V; f0 < n; f0 += kThreads * V) {
+      int a = f0 / R, r = f0 % R;
+      if (g.vec_store && f0 + V <= n) {
+        uint4 v = make_uint4(0, 0, 0, 0);
+        CUTE_UNROLL
+        for (int k = 0; k < V; ++k) {
+          set_elem<E>(v, k, st[std::int64_t(r) * ta + a]);
+          if (++r == R) { r = 0; ++a; }
+        }
+        *reinterpret_cast<uint4*>(d + std::int64_t(f0) * Width) = v;
+      } else {
+#pragma unroll 1
+        for (int k = 0; k < V && f0 + k < n; ++k) {
+          st_elem<E>(d + std::int64_t(f0 + k) * Width, st[std::int64_t(r) * ta + a]);
+          if (++r == R) { r = 0; ++a; }
+        }
+      }
+    }
+    __syncthreads();
+  }
+};
+
+template <int Width>
+__global__ void __launch_bounds__(kThreads, min_blocks<Width>()) transpose_kernel(__grid_constant__ Args const g) {
+  __shared__ alignas(128) std::uint8_t smem[kSmemBytes];
+  for (std::int64_t t = blockIdx.x; t < g.tiles; t += gridDim.x) {
+    std::int64_t rest = t;
+    std::int64_t const ia = rest % g.tiles_a;
+    rest /= g.tiles_a;
+    std::int64_t const ib = rest % g.tiles_b;
+    rest /= g.tiles_b;
+    std::int64_t const a0 = ia * g.ta, b0 = ib * g.tb;
+    std::int64_t so = a0 * g.sa + b0 * g.sb, dof = a0 * g.da + b0 * g.db;
+    for (int m = g.rank - 1; m >= 0; --m) {  // the other modes, the last (innermost) fastest
+      if (m == g.a || m == g.b) continue;
+      std::int64_t const x = rest % g.shape[m];
+      rest /= g.shape[m];
+      so += x * g.ss[m];
+      dof += x * g.ds[m];
+    }
+    std::int64_t const ea = cute::min(g.ta, g.shape[g.a] - a0);
+    std::uint8_t const* s = g.src + so * Width;
+    std::uint8_t* d = g.dst + dof * Width;
+    if (g.kind == kNarrow) {
+      Kernel<Width>::narrow(g, smem, s, d, ea);
+    } else {
+      std::int64_t const eb = g.a == g.b ? 1 : cute::min(g.tb, g.shape[g.b] - b0);
+      Kernel<Width>::square(g, smem, s, d, ea, eb);
+    }
+  }
+}
+
+template <int Width, int AtomBytes, bool ZeroFill>
+struct TransposeLaunch {
+  static void run(Args const& g, cudaStream_t stream) {
+    if (g.tiles <= 0) return;
+    unsigned const blocks = static_cast<unsigned>(cute::min<std::int64_t>(g.tiles, 0x7fffffff));
+    transpose_kernel<Width><<<blocks, kThreads, 0, stream>>>(g);
+    check_launch("transpose_kernel");
+  }
+};
+
+template <int Width, int AtomBytes, bool ZeroFill>
+struct TransposeConfig {
+  // Thread layout (16,16) and value layout (1,V) of the load's TiledCopy; tile (TB, TA).
+  static ConfigValues run() {
+    using T = Tile<Width>;
+    return {kThreads, 16, 16, 1, T::V, T::TB, T::TA, kSmemBytes};
+  }
+};
+
+template <template <int, int, bool> class Op, class... Args_>
+auto dispatch(AtomId atom, int width, Args_ const&... args) {
+  switch (atom) {
+#define CUTE_COPY_ATOM(name, family, bytes, zfill, op) CUTE_COPY_ROW_##family(name, bytes, zfill)
+#include "../menu.def"
+    default: break;
+  }
+  throw std::invalid_argument("atom is not in the transpose family");
+}
+
+}  // namespace
+
+void launch_transpose(AtomId atom, int width, TensorDesc const& t) {
+  Args g{};
+  g.src = reinterpret_cast<std::uint8_t const*>(t.src);
+  g.dst = reinterpret_cast<std::uint8_t*>(t.dst);
+  g.rank = static_cast<int>(t.rank);
+  g.kind = static_cast<int>(t.kind);
+  g.a = static_cast<int>(t.mode_a);
+  g.b = static_cast<int>(t.mode_b);
+  g.vec_load = t.vec_load != 0;
+  g.vec_store = t.vec_store != 0;
+  for (int m = 0; m < 6; ++m) {
+    g.shape[m] = t.shape[m];
+    g.ss[m] = t.src_stride[m];
+    g.ds[m] = t.dst_stride[m];
+  }
+  g.sa = t.src_stride[t.mode_a];
+  g.sb = t.src_stride[t.mode_b];
+  g.da = t.dst_stride[t.mode_a];
+  g.db = t.dst_stride[t.mode_b];
+  g.ta = t.tile_a;
+  g.tb = t.tile_b;
+  g.tiles_a = t.tiles_a;
+  g.tiles_b = t.tiles_b;
+  g.tiles = t.tiles;
+  dispatch<TransposeLaunch>(atom, width, g, reinterpret_cast<cudaStream_t>(t.stream));
+}
+
+ConfigValues config_transpose(AtomId atom, int width) { return dispatch<TransposeConfig>(atom, width); }
+
+}  // namespace cute_copy

@@ -1,0 +1,582 @@
+//! Tensor copies: views of any rank (1 to 6) and any layout, planned on the host and run by the
+//! family that suits the coalesced layouts.
+//!
+//! The planner's rule, in order ([`TensorPlan::new`]):
+//! 1. **Coalesce the pair** ([`coalesce_layouts`]): drop size-1 modes, sort modes by destination
+//!    stride, merge modes that step over each other on both sides.
+//! 2. **Same unit-stride mode on both sides, rank <= 2**: a row-major matrix on both sides: the 2D
+//!    engine's own [`Plan`] (tile engine or realign, by alignment).
+//! 3. **Same unit-stride mode, rank 3**: `items` matrices at a fixed item stride: one realign launch
+//!    (any byte alignment), the item mode walked by the kernel's work decomposition.
+//! 4. **Otherwise** (the unit-stride modes differ: a transpose or permute; or rank > 3): the
+//!    transpose family, a tile staged through swizzled shared memory, loaded along the source's
+//!    unit-stride mode and stored along the destination's ([`TileKind`]).
+
+use std::fmt;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaStream};
+
+use crate::error::{Error, Result};
+use crate::ffi::{self, BatchLaunch, RowsDesc, TensorDesc};
+use crate::layout::{coalesce_layouts, Layout, MAX_RANK};
+use crate::plan::{Operand, Plan};
+use crate::view::{Geometry, Place, RawTensor, TensorView, TensorViewMut};
+use crate::{Atom, DType, Element, KernelConfig};
+
+/// Store modes shorter than this many bytes, laid out as one run with the load mode in the
+/// destination (NCHW -> NHWC with C = 3), use the narrow tile.
+pub const NARROW_MAX_BYTES: usize = 128;
+
+/// How the transpose family stages a tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileKind {
+    /// Loaded along the source's unit-stride mode `a`, read back transposed from the swizzled
+    /// tile, stored along the destination's unit-stride mode `b`.
+    Transpose,
+    /// Both sides share the unit-stride mode `a` (rank > 3 after coalescing): the tile's rows are
+    /// rows of mode `b` on both sides.
+    Rows,
+    /// The store mode `b` is short and the destination holds a tile as one run (stride of `a` ==
+    /// extent of `b`): the tile is extent(`b`) rows of a longer run of `a`, stored contiguously.
+    Narrow,
+}
+
+/// The transpose family's launch: modes, tile, grid and the legality of 16-byte accesses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransposeTile {
+    /// How the tile is staged.
+    pub kind: TileKind,
+    /// The mode the tile is loaded along (the source's unit-stride mode when it has one).
+    pub mode_a: usize,
+    /// The mode the tile is stored along (the destination's unit-stride mode), or the row mode.
+    pub mode_b: usize,
+    /// Tile extent: (elements along `mode_a`, rows along `mode_b`).
+    pub tile: (usize, usize),
+    /// Tiles along `mode_a`, along `mode_b`, and in all (times every other mode).
+    pub tiles: (usize, usize, usize),
+    /// 16-byte loads: unit stride along `mode_a`, every other source stride and the source offset
+    /// a multiple of 16 bytes. Otherwise element by element.
+    pub vec_load: bool,
+    /// 16-byte stores, the same on the destination side.
+    pub vec_store: bool,
+    /// CuTe `Swizzle<B, M, S>` of the shared-memory tile (`None` for the narrow tile, unswizzled).
+    pub swizzle: Option<(u32, u32, u32)>,
+    /// The compiled configuration (threads, the load's TiledCopy layouts, tile, smem bytes).
+    pub config: KernelConfig,
+}
+
+/// Which family runs a tensor copy, and its launch.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorRoute {
+    /// A row-major matrix on both sides after coalescing: the 2D engine's plan.
+    Matrix(Plan),
+    /// `items` matrices, one realign launch: the plan of one item and the item strides (elements).
+    Rows {
+        /// The plan of one item.
+        plan: Plan,
+        /// Number of items.
+        items: usize,
+        /// Elements between items on each side.
+        item_stride: (usize, usize),
+    },
+    /// The transpose family.
+    Transpose(TransposeTile),
+}
+
+/// What a tensor copy will run, and why (`Display`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorPlan {
+    /// Element type.
+    pub dtype: DType,
+    /// The layouts as given.
+    pub src: Layout,
+    /// The destination layout as given.
+    pub dst: Layout,
+    /// Both layouts after coalescing, modes in the order the kernel sees them.
+    pub coalesced: (Layout, Layout),
+    /// Byte offset of each side's coordinate 0 modulo 256 (what alignment depends on).
+    pub offset_bytes: (usize, usize),
+    /// The family and its launch.
+    pub route: TensorRoute,
+}
+
+fn matrix_operand(l: &Layout, offset_bytes: usize) -> Option<Operand> {
+    let (rows, cols, ld) = l.as_matrix()?;
+    Some(Operand {
+        rows,
+        cols,
+        ld,
+        offset_bytes,
+    })
+}
+
+/// 16-byte accesses along `unit` are legal: unit stride there, the offset and every other stride
+/// (but `skip`'s) a whole number of vectors.
+fn vector_legal(l: &Layout, unit: usize, skip: usize, offset_bytes: usize, w: usize) -> bool {
+    let v = 16 / w;
+    offset_bytes % 16 == 0
+        && l.stride()[unit] == 1
+        && (0..l.rank()).all(|m| m == unit || m == skip || l.stride()[m] % v == 0)
+}
+
+impl TensorPlan {
+    /// Plan a copy from `src` to `dst` (equal shapes) for `dtype`, the views' coordinate 0 at
+    /// `offset_bytes` (modulo 256) from 256-byte-aligned addresses. Pure: nothing is launched.
+    pub fn new(
+        dtype: DType,
+        src: Layout,
+        dst: Layout,
+        offset_bytes: (usize, usize),
+    ) -> Result<TensorPlan> {
+        let (cs, cd) = coalesce_layouts(&src, &dst)?;
+        if !dst.is_injective() {
+            return Err(Error::DestinationNotInjective(dst.to_string()));
+        }
+        let offset_bytes = (offset_bytes.0 % 256, offset_bytes.1 % 256);
+        let r = cs.rank();
+        let last = r - 1;
+        let unit_both = cs.stride()[last] == 1 && cd.stride()[last] == 1;
+        let route = if unit_both
+            && r <= 2
+            && matrix_operand(&cs, 0).is_some()
+            && matrix_operand(&cd, 0).is_some()
+        {
+            let s = matrix_operand(&cs, offset_bytes.0).expect("checked");
+            let d = matrix_operand(&cd, offset_bytes.1).expect("checked");
+            TensorRoute::Matrix(Plan::new(dtype, s, d, None, None)?)
+        } else if unit_both
+            && r == 3
+            && cs.stride()[1] >= cs.shape()[2]
+            && cd.stride()[1] >= cd.shape()[2]
+        {
+            let item = |l: &Layout, off: usize| Operand {
+                rows: l.shape()[1],
+                cols: l.shape()[2],
+                ld: l.stride()[1],
+                offset_bytes: off,
+            };
+            let plan = Plan::new(
+                dtype,
+                item(&cs, offset_bytes.0),
+                item(&cd, offset_bytes.1),
+                Some(Atom::Realign128),
+                None,
+            )?;
+            TensorRoute::Rows {
+                plan,
+                items: cs.shape()[0],
+                item_stride: (cs.stride()[0], cd.stride()[0]),
+            }
+        } else {
+            TensorRoute::Transpose(transpose_tile(dtype, &cs, &cd, offset_bytes)?)
+        };
+        Ok(TensorPlan {
+            dtype,
+            src,
+            dst,
+            coalesced: (cs, cd),
+            offset_bytes,
+            route,
+        })
+    }
+
+    /// The atom that runs the copy.
+    pub fn atom(&self) -> Atom {
+        match &self.route {
+            TensorRoute::Matrix(p) | TensorRoute::Rows { plan: p, .. } => p.atom,
+            TensorRoute::Transpose(_) => Atom::Transpose128,
+        }
+    }
+
+    /// Bytes read plus bytes written.
+    pub fn bytes_moved(&self) -> usize {
+        2 * self.src.size() * self.dtype.size_bytes()
+    }
+
+    /// Why each choice was made, one sentence each.
+    pub fn reasons(&self) -> Vec<String> {
+        let (cs, cd) = &self.coalesced;
+        let mut v = vec![format!(
+            "coalesced (size-1 modes dropped, modes sorted by destination stride, modes that step over each other on both sides merged): {} -> {}, rank {} -> {}",
+            cs,
+            cd,
+            self.src.rank(),
+            cs.rank()
+        )];
+        match &self.route {
+            TensorRoute::Matrix(p) => {
+                v.push(format!(
+                    "both sides are a row-major {} x {} matrix with unit column stride: the 2D engine ({:?})",
+                    p.src.rows, p.src.cols, p.atom
+                ));
+                v.extend(p.reasons());
+            }
+            TensorRoute::Rows {
+                plan,
+                items,
+                item_stride,
+            } => {
+                v.push(format!(
+                    "rank 3 with the unit-stride mode shared: {items} matrices of {} x {} at item strides {} / {} elements, one Realign128 launch (16-byte accesses at any byte alignment)",
+                    plan.src.rows, plan.src.cols, item_stride.0, item_stride.1
+                ));
+            }
+            TensorRoute::Transpose(t) => {
+                let e = self.dtype.size_bytes();
+                match t.kind {
+                    TileKind::Transpose => v.push(format!(
+                        "the unit-stride modes differ (source: mode {}, destination: mode {}): a transposing tile, loaded along mode {} and stored along mode {}",
+                        t.mode_a, t.mode_b, t.mode_a, t.mode_b
+                    )),
+                    TileKind::Rows => v.push(format!(
+                        "the unit-stride mode {} is shared but {} modes remain after coalescing: tiles of {} rows of mode {} through shared memory, the other modes walked by the grid",
+                        t.mode_a, cs.rank(), t.tile.1, t.mode_b
+                    )),
+                    TileKind::Narrow => v.push(format!(
+                        "the store mode {} has {} elements ({} bytes < {NARROW_MAX_BYTES}) and the destination holds (mode {}, mode {}) as one run: narrow tiles of {} x {} elements stored as one contiguous run",
+                        t.mode_b, cd.shape()[t.mode_b], cd.shape()[t.mode_b] * e, t.mode_a, t.mode_b, t.tile.1, t.tile.0
+                    )),
+                }
+                if let Some((b, m, s)) = t.swizzle {
+                    v.push(format!(
+                        "shared memory: composition(Swizzle<{b},{m},{s}>, ({},{}):({},1)): 16-byte chunks XOR-ed with the row group, so the transposed 32-bit reads of a warp (8 row groups x 4 word columns) hit 32 different banks",
+                        t.tile.1, t.tile.0, t.tile.0
+                    ));
+                }
+                v.push(match (t.vec_load, t.vec_store) {
+                    (true, true) => "16-byte loads and stores: unit strides along the access, other strides and both offsets multiples of 16 bytes".into(),
+                    (true, false) => "16-byte loads; stores element by element (the destination's strides or offset are not 16-byte multiples, or it has no unit-stride mode)".into(),
+                    (false, true) => "16-byte stores; loads element by element (the source's strides or offset are not 16-byte multiples, or it has no unit-stride mode)".into(),
+                    (false, false) => "element-by-element loads and stores: neither side allows 16-byte accesses".into(),
+                });
+            }
+        }
+        v
+    }
+}
+
+fn transpose_tile(
+    dtype: DType,
+    cs: &Layout,
+    cd: &Layout,
+    offset_bytes: (usize, usize),
+) -> Result<TransposeTile> {
+    let w = dtype.size_bytes();
+    let r = cs.rank();
+    // a: the source's unit-stride mode (the longest if several), else its smallest stride.
+    let a = (0..r)
+        .min_by_key(|&m| (cs.stride()[m], std::cmp::Reverse(cs.shape()[m])))
+        .expect("rank >= 1");
+    let config = Atom::Transpose128.kernel_config(dtype)?;
+    let mut b = r - 1; // the destination's smallest stride (modes are sorted by it)
+    let mut kind = TileKind::Transpose;
+    if a == b && r > 1 {
+        // Rows of mode a on both sides: the tile's row mode is the one that fills the most of
+        // the tile's rows (the smaller destination stride on a tie).
+        kind = TileKind::Rows;
+        b = (0..r - 1)
+            .max_by_key(|&m| {
+                (
+                    cs.shape()[m].min(config.tile.0),
+                    std::cmp::Reverse(cd.stride()[m]),
+                )
+            })
+            .expect("rank >= 2");
+    }
+    let (ta_sq, tb_sq) = (config.tile.1, config.tile.0);
+    let eb = cd.shape()[b];
+    if kind == TileKind::Transpose
+        && a != b
+        && eb * w < NARROW_MAX_BYTES
+        && cd.stride()[b] == 1
+        && cd.stride()[a] == eb
+    {
+        kind = TileKind::Narrow;
+    }
+    let v = 16 / w;
+    let (ta, tb) = match kind {
+        TileKind::Narrow => {
+            // as long as the stage allows, then balanced: every tile along a nearly full
+            let most = config.smem_bytes / w / eb / v * v;
+            let n = cs.shape()[a].div_ceil(most);
+            (cs.shape()[a].div_ceil(n).div_ceil(v) * v, eb)
+        }
+        _ => (ta_sq, tb_sq),
+    };
+    let tiles_a = cs.shape()[a].div_ceil(ta);
+    let tiles_b = if a == b {
+        1
+    } else {
+        cs.shape()[b].div_ceil(tb)
+    };
+    let others: usize = (0..r)
+        .filter(|&m| m != a && m != b)
+        .map(|m| cs.shape()[m])
+        .product();
+    let tiles = tiles_a
+        .checked_mul(tiles_b)
+        .and_then(|x| x.checked_mul(others))
+        .filter(|&x| x <= i64::MAX as usize)
+        .ok_or_else(|| Error::Overflow("tile count".into()))?;
+    let store_unit = if kind == TileKind::Rows { a } else { b };
+    let swizzle = (kind != TileKind::Narrow).then(|| {
+        (
+            3,
+            (16 / w).trailing_zeros(),
+            (ta_sq as u32).trailing_zeros(),
+        )
+    });
+    Ok(TransposeTile {
+        kind,
+        mode_a: a,
+        mode_b: b,
+        tile: (ta, tb),
+        tiles: (tiles_a, tiles_b, tiles),
+        vec_load: vector_legal(cs, a, a, offset_bytes.0, w),
+        // a narrow tile is one destination run: the stride of mode a inside it does not matter
+        vec_store: vector_legal(
+            cd,
+            store_unit,
+            if kind == TileKind::Narrow {
+                a
+            } else {
+                store_unit
+            },
+            offset_bytes.1,
+            w,
+        ),
+        swizzle,
+        config,
+    })
+}
+
+impl fmt::Display for TensorPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "tensor copy {}: {} -> {}",
+            self.dtype, self.src, self.dst
+        )?;
+        writeln!(
+            f,
+            "  coalesced: {} -> {}",
+            self.coalesced.0, self.coalesced.1
+        )?;
+        match &self.route {
+            TensorRoute::Matrix(p) => writeln!(f, "  route: 2D engine, {:?}", p.atom)?,
+            TensorRoute::Rows { plan, items, .. } => writeln!(
+                f,
+                "  route: realign rows, {:?}, {items} items of {} x {}",
+                plan.atom, plan.src.rows, plan.src.cols
+            )?,
+            TensorRoute::Transpose(t) => {
+                writeln!(
+                    f,
+                    "  route: transpose family, Transpose128, {:?} tile: {} x {} (rows along mode {} x elements along mode {}), {} tiles, {} threads",
+                    t.kind, t.tile.1, t.tile.0, t.mode_b, t.mode_a, t.tiles.2, t.config.threads
+                )?;
+                writeln!(
+                    f,
+                    "  load TiledCopy: UniversalCopy<uint128_t>, threads ({},{}):({},1), values ({},{})",
+                    t.config.thr_layout.0, t.config.thr_layout.1, t.config.thr_layout.1, t.config.val_layout.0, t.config.val_layout.1
+                )?;
+            }
+        }
+        for r in self.reasons() {
+            writeln!(f, "  - {r}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Plan a tensor copy of `src` into `dst` (equal shapes, any layouts). Nothing is launched.
+pub fn plan_tensor<T: Element>(
+    src: &TensorView<'_, T>,
+    dst: &TensorViewMut<'_, T>,
+) -> Result<TensorPlan> {
+    let e = T::DTYPE.size_bytes();
+    plan_places(
+        T::DTYPE,
+        (src.place(), src.alloc_base()),
+        (dst.place(), dst.alloc_base()),
+        e,
+    )
+}
+
+fn plan_places(
+    dtype: DType,
+    (s, sb): (Place, u64),
+    (d, db): (Place, u64),
+    e: usize,
+) -> Result<TensorPlan> {
+    s.check()?;
+    d.check()?;
+    let off = |p: &Place, base: u64| (base as usize % 256 + p.offset * e) % 256;
+    TensorPlan::new(dtype, s.layout, d.layout, (off(&s, sb), off(&d, db)))
+}
+
+/// Copy `src` into `dst`: views of any rank (1 to 6) and any layouts of equal shape — a
+/// transpose, a permute, NCHW -> NHWC, a batched strided slice. Returns the plan it ran.
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// use cute_copy::{DeviceTensor, Layout};
+/// let stream = cute_copy::stream(0)?;
+/// let x = DeviceTensor::<half::f16>::zeros(&stream, Layout::row_major(&[8, 32, 4096, 128])?)?;
+/// let mut y = DeviceTensor::<half::f16>::zeros(&stream, Layout::row_major(&[8, 4096, 32, 128])?)?;
+/// // y = x.permute(0, 2, 1, 3).contiguous()
+/// let plan = cute_copy::copy_tensor(&x.view().permute(&[0, 2, 1, 3])?, &mut y.view_mut(), &stream)?;
+/// println!("{plan}");
+/// # Ok(()) }
+/// ```
+pub fn copy_tensor<T: Element>(
+    src: &TensorView<'_, T>,
+    dst: &mut TensorViewMut<'_, T>,
+    stream: &Arc<CudaStream>,
+) -> Result<TensorPlan> {
+    let plan = plan_tensor(src, dst)?;
+    if plan.src.size() == 0 {
+        return Ok(plan);
+    }
+    check_context("source", src.context(), stream)?;
+    check_context("destination", dst.context(), stream)?;
+    let s = src.pin(stream);
+    let d = dst.pin(stream);
+    launch_plan(&plan, s.addr, d.addr, stream)?;
+    Ok(plan)
+}
+
+/// [`copy_tensor`] for run-time-typed views.
+pub fn copy_tensor_raw(
+    src: &RawTensor<'_>,
+    dst: &mut RawTensor<'_>,
+    stream: &Arc<CudaStream>,
+) -> Result<TensorPlan> {
+    if src.dtype() != dst.dtype() {
+        return Err(Error::DTypeMismatch {
+            src: src.dtype(),
+            dst: dst.dtype(),
+        });
+    }
+    let e = src.dtype().size_bytes();
+    let plan = plan_places(
+        src.dtype(),
+        (src.place(), src.ptr()),
+        (dst.place(), dst.ptr()),
+        e,
+    )?;
+    if plan.src.size() == 0 {
+        return Ok(plan);
+    }
+    check_context("source", src.context(), stream)?;
+    check_context("destination", dst.context(), stream)?;
+    let at = |t: &RawTensor| t.ptr() + (t.offset() * e) as u64;
+    launch_plan(&plan, at(src), at(dst), stream)?;
+    Ok(plan)
+}
+
+fn check_context(what: &'static str, c: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<()> {
+    let ctx = stream.context();
+    if c != ctx {
+        return Err(Error::WrongContext {
+            what,
+            buffer_device: c.ordinal(),
+            stream_device: ctx.ordinal(),
+        });
+    }
+    Ok(())
+}
+
+/// Launch a non-empty plan whose views are pinned at `src` / `dst` (coordinate 0), in the
+/// stream's context (checked by the caller).
+fn launch_plan(plan: &TensorPlan, src: u64, dst: u64, stream: &Arc<CudaStream>) -> Result<()> {
+    let e = plan.dtype.size_bytes() as u64;
+    let (s_len, d_len) = (plan.src.cosize()? as u64 * e, plan.dst.cosize()? as u64 * e);
+    if src < dst + d_len && dst < src + s_len {
+        return Err(Error::Overlap);
+    }
+    stream.context().bind_to_thread()?;
+    match &plan.route {
+        TensorRoute::Matrix(p) => {
+            let g = |o: &Operand| Geometry {
+                offset: 0,
+                rows: o.rows,
+                cols: o.cols,
+                ld: o.ld,
+                len: usize::MAX,
+            };
+            crate::copy::with_desc(p, (g(&p.src), src), (g(&p.dst), dst), stream, |desc| {
+                ffi::launch(desc, ffi::Kernel::Menu)
+            })
+        }
+        TensorRoute::Rows {
+            plan: p,
+            items,
+            item_stride,
+        } => {
+            let (ls, ld) = p.launched;
+            let one = RowsDesc {
+                src,
+                dst,
+                src_pitch: (ls.ld as u64 * e) as i64,
+                dst_pitch: (ld.ld as u64 * e) as i64,
+                src_row_bytes: (ls.cols as u64 * e) as i64,
+                dst_row_bytes: (ld.cols as u64 * e) as i64,
+                src_rows: ls.rows as i64,
+                dst_rows: ld.rows as i64,
+                items: *items as i64,
+                src_item_stride: (item_stride.0 as u64 * e) as i64,
+                dst_item_stride: (item_stride.1 as u64 * e) as i64,
+                index_bytes: 4,
+                index_stride: 1,
+                segs: ffi::rows_segments((ld.cols as u64 * e) as i64)?,
+                ..RowsDesc::default()
+            };
+            let launch = BatchLaunch {
+                atom: Atom::Realign128 as u32,
+                elem_bytes: e as u32,
+                descs: 0,
+                count: 1,
+                tasks: one.items * one.dst_rows * one.segs,
+                status: 0,
+                src_base: 0,
+                dst_base: 0,
+                stream: stream.cu_stream() as u64,
+            };
+            ffi::launch_rows(&one, &launch)
+        }
+        TensorRoute::Transpose(t) => {
+            let (cs, cd) = &plan.coalesced;
+            let mut desc = TensorDesc {
+                atom: Atom::Transpose128 as u32,
+                elem_bytes: e as u32,
+                src,
+                dst,
+                rank: cs.rank() as u32,
+                kind: match t.kind {
+                    TileKind::Transpose => 0,
+                    TileKind::Rows => 1,
+                    TileKind::Narrow => 2,
+                },
+                mode_a: t.mode_a as u32,
+                mode_b: t.mode_b as u32,
+                vec_load: t.vec_load as u32,
+                vec_store: t.vec_store as u32,
+                tile_a: t.tile.0 as i64,
+                tile_b: t.tile.1 as i64,
+                tiles_a: t.tiles.0 as i64,
+                tiles_b: t.tiles.1 as i64,
+                tiles: t.tiles.2 as i64,
+                stream: stream.cu_stream() as u64,
+                ..TensorDesc::default()
+            };
+            for m in 0..MAX_RANK.min(cs.rank()) {
+                desc.shape[m] = cs.shape()[m] as i64;
+                desc.src_stride[m] = cs.stride()[m] as i64;
+                desc.dst_stride[m] = cd.stride()[m] as i64;
+            }
+            ffi::launch_tensor(&desc)
+        }
+    }
+}

@@ -1,0 +1,870 @@
+//! Device tensors and the one family of views over them: a CuTe [`Layout`] of rank 1 to 6 at an
+//! offset in a cudarc buffer or in raw device memory. A row-major matrix is the rank-2 case,
+//! `(rows, cols):(ld, 1)`; [`DeviceMatrix`] and the matrix constructors are conveniences for it.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
+
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::Element;
+
+/// Elements a row-major `rows × cols` matrix with leading dimension `ld` spans from its first
+/// element to its last (0 when empty).
+pub(crate) fn span(rows: usize, cols: usize, ld: usize) -> Result<usize> {
+    if rows == 0 || cols == 0 {
+        return Ok(0);
+    }
+    (rows - 1)
+        .checked_mul(ld)
+        .and_then(|x| x.checked_add(cols))
+        .ok_or_else(|| Error::Overflow(format!("{rows} x {cols} with ld {ld}")))
+}
+
+fn check_ld(cols: usize, ld: usize) -> Result<()> {
+    if ld < cols || ld == 0 {
+        return Err(Error::Shape(format!(
+            "leading dimension {ld} is smaller than cols {cols} (or zero)"
+        )));
+    }
+    Ok(())
+}
+
+/// A row-major matrix in device memory: `rows × cols` elements, row `r` starting at `r * ld`.
+/// Owns its cudarc buffer (`rows * ld` elements), which holds the stream it was allocated on.
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// let stream = cute_copy::stream(0)?;
+/// let host: Vec<f32> = (0..4 * 6).map(|i| i as f32).collect();
+/// let m = cute_copy::DeviceMatrix::from_host(&stream, 4, 5, 6, &host)?; // 4x5, ld 6
+/// let inner = m.view().sub(1, 1, 2, 3)?; // rows 1..3, cols 1..4
+/// assert_eq!(inner.geometry()?.offset, 7);
+/// assert_eq!(m.to_host(&stream)?, host);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct DeviceMatrix<T: Element> {
+    data: CudaSlice<T>,
+    rows: usize,
+    cols: usize,
+    ld: usize,
+    layout: Layout,
+}
+
+impl<T: Element> DeviceMatrix<T> {
+    /// A zero-filled matrix. `ld` must be at least `cols` (and not zero).
+    pub fn zeros(stream: &Arc<CudaStream>, rows: usize, cols: usize, ld: usize) -> Result<Self> {
+        check_ld(cols, ld)?;
+        let len = rows
+            .checked_mul(ld)
+            .ok_or_else(|| Error::Overflow(format!("{rows} x ld {ld}")))?;
+        let layout = Layout::matrix(rows, cols, ld)?;
+        let data = stream.alloc_zeros::<T>(len.max(1))?;
+        Ok(DeviceMatrix {
+            data,
+            rows,
+            cols,
+            ld,
+            layout,
+        })
+    }
+
+    /// Upload `host`, which holds the whole allocation: `rows * ld` elements, row-major.
+    pub fn from_host(
+        stream: &Arc<CudaStream>,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+        host: &[T],
+    ) -> Result<Self> {
+        check_ld(cols, ld)?;
+        let len = rows
+            .checked_mul(ld)
+            .ok_or_else(|| Error::Overflow(format!("{rows} x ld {ld}")))?;
+        if host.len() != len {
+            return Err(Error::Shape(format!(
+                "host data has {} elements, {rows} x ld {ld} needs {len}",
+                host.len()
+            )));
+        }
+        let layout = Layout::matrix(rows, cols, ld)?;
+        let data = if len == 0 {
+            stream.alloc_zeros::<T>(1)?
+        } else {
+            stream.clone_htod(host)?
+        };
+        Ok(DeviceMatrix {
+            data,
+            rows,
+            cols,
+            ld,
+            layout,
+        })
+    }
+
+    /// Download the whole allocation (`rows * ld` elements), waiting for the stream.
+    pub fn to_host(&self, stream: &Arc<CudaStream>) -> Result<Vec<T>> {
+        let mut v = stream.clone_dtoh(&self.data)?;
+        stream.synchronize()?;
+        v.truncate(self.rows * self.ld);
+        Ok(v)
+    }
+
+    /// Overwrite the whole allocation from `host` (`rows * ld` elements).
+    pub fn upload(&mut self, stream: &Arc<CudaStream>, host: &[T]) -> Result<()> {
+        if host.len() != self.rows * self.ld {
+            return Err(Error::Shape(format!(
+                "host data has {} elements, the matrix holds {}",
+                host.len(),
+                self.rows * self.ld
+            )));
+        }
+        if !host.is_empty() {
+            stream.memcpy_htod(host, &mut self.data)?;
+        }
+        Ok(())
+    }
+
+    /// Rows of the view.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    /// Columns of the view.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+    /// Leading dimension of the view, in elements.
+    pub fn ld(&self) -> usize {
+        self.ld
+    }
+    /// The cudarc buffer behind the matrix.
+    pub fn as_slice(&self) -> &CudaSlice<T> {
+        &self.data
+    }
+
+    /// The whole matrix as a shared view.
+    pub fn view(&self) -> MatrixView<'_, T> {
+        TensorView {
+            mem: Mem::Slice(&self.data),
+            place: Place::new(0, self.layout, self.data.len()),
+        }
+    }
+
+    /// A view of the same allocation with another shape: element (0, 0) at `offset` elements from
+    /// the allocation's start, `rows × cols`, leading dimension `ld`; checked against the
+    /// allocation. Reaches offsets a [`MatrixView::sub`] cannot (any element offset).
+    pub fn view_at(
+        &self,
+        offset: usize,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+    ) -> Result<MatrixView<'_, T>> {
+        let place = Place::matrix(offset, rows, cols, ld, self.data.len())?;
+        Ok(TensorView {
+            mem: Mem::Slice(&self.data),
+            place,
+        })
+    }
+
+    /// The mutable form of [`DeviceMatrix::view_at`].
+    pub fn view_at_mut(
+        &mut self,
+        offset: usize,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+    ) -> Result<MatrixViewMut<'_, T>> {
+        let place = Place::matrix(offset, rows, cols, ld, self.data.len())?;
+        Ok(TensorViewMut {
+            mem: MemMut::Slice(&mut self.data),
+            place,
+        })
+    }
+
+    /// The whole matrix as a mutable view.
+    pub fn view_mut(&mut self) -> MatrixViewMut<'_, T> {
+        TensorViewMut {
+            place: Place::new(0, self.layout, self.data.len()),
+            mem: MemMut::Slice(&mut self.data),
+        }
+    }
+}
+
+/// A device tensor: a cudarc buffer holding every element a [`Layout`] of any rank (1 to 6) maps
+/// to (`cosize` elements), and the layout. Views of it are [`TensorView`] / [`TensorViewMut`].
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// use cute_copy::{DeviceTensor, Layout};
+/// let stream = cute_copy::stream(0)?;
+/// let x = DeviceTensor::<half::f16>::zeros(&stream, Layout::row_major(&[8, 32, 4096, 128])?)?;
+/// let xt = x.view().permute(&[0, 2, 1, 3])?; // [B,H,S,D] seen as [B,S,H,D]
+/// assert_eq!(xt.layout().to_string(), "(8,4096,32,128):(16777216,128,524288,1)");
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct DeviceTensor<T: Element> {
+    data: CudaSlice<T>,
+    layout: Layout,
+}
+
+impl<T: Element> DeviceTensor<T> {
+    /// A zero-filled tensor of `layout` (its `cosize` elements are allocated).
+    pub fn zeros(stream: &Arc<CudaStream>, layout: Layout) -> Result<Self> {
+        let data = stream.alloc_zeros::<T>(layout.cosize()?.max(1))?;
+        Ok(DeviceTensor { data, layout })
+    }
+
+    /// Upload `host`, the whole allocation: `layout.cosize()` elements, element `i` at offset `i`.
+    pub fn from_host(stream: &Arc<CudaStream>, layout: Layout, host: &[T]) -> Result<Self> {
+        let len = layout.cosize()?;
+        if host.len() != len {
+            return Err(Error::Shape(format!(
+                "host data has {} elements, {layout} spans {len}",
+                host.len()
+            )));
+        }
+        let data = if len == 0 {
+            stream.alloc_zeros::<T>(1)?
+        } else {
+            stream.clone_htod(host)?
+        };
+        Ok(DeviceTensor { data, layout })
+    }
+
+    /// Download the whole allocation (`cosize` elements), waiting for the stream.
+    pub fn to_host(&self, stream: &Arc<CudaStream>) -> Result<Vec<T>> {
+        let mut v = stream.clone_dtoh(&self.data)?;
+        stream.synchronize()?;
+        v.truncate(self.layout.cosize()?);
+        Ok(v)
+    }
+
+    /// The layout of the whole tensor.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+    /// The cudarc buffer behind the tensor.
+    pub fn as_slice(&self) -> &CudaSlice<T> {
+        &self.data
+    }
+    /// The whole tensor as a shared view.
+    pub fn view(&self) -> TensorView<'_, T> {
+        TensorView {
+            mem: Mem::Slice(&self.data),
+            place: Place::new(0, self.layout, self.data.len()),
+        }
+    }
+    /// The whole tensor as a mutable view.
+    pub fn view_mut(&mut self) -> TensorViewMut<'_, T> {
+        TensorViewMut {
+            place: Place::new(0, self.layout, self.data.len()),
+            mem: MemMut::Slice(&mut self.data),
+        }
+    }
+}
+
+/// Where a view's elements live.
+#[derive(Debug, Clone, Copy)]
+enum Mem<'a, T> {
+    Slice(&'a CudaSlice<T>),
+    Raw(RawMem<'a>),
+}
+
+#[derive(Debug)]
+enum MemMut<'a, T> {
+    Slice(&'a mut CudaSlice<T>),
+    Raw(RawMem<'a>),
+}
+
+/// Device memory the caller vouched for (see the `from_raw` constructors).
+#[derive(Debug, Clone, Copy)]
+struct RawMem<'a> {
+    ptr: u64,
+    ctx: &'a Arc<CudaContext>,
+}
+
+/// The address a launch uses, with the cudarc guard that orders the buffer's other work around it.
+pub(crate) struct Pinned<'a> {
+    pub addr: u64,
+    _guard: Option<SyncOnDrop<'a>>,
+}
+
+/// Where a row-major matrix view sits in its allocation: element (0, 0) at `offset`, `rows ×
+/// cols`, leading dimension `ld`, in an allocation of `len` elements. The matrix reading of a view
+/// whose layout is `(rows, cols):(ld, 1)` ([`TensorView::geometry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    /// Offset of element (0, 0) in the allocation, in elements.
+    pub offset: usize,
+    /// Rows of the logical matrix.
+    pub rows: usize,
+    /// Columns of the logical matrix.
+    pub cols: usize,
+    /// Leading dimension: elements from one row start to the next.
+    pub ld: usize,
+    /// Elements in the allocation.
+    pub len: usize,
+}
+
+impl Geometry {
+    /// The view lies inside its allocation and its leading dimension covers its columns.
+    pub(crate) fn check_extent(&self) -> Result<()> {
+        check_ld(self.cols, self.ld)?;
+        let needed = span(self.rows, self.cols, self.ld)?;
+        let end = self
+            .offset
+            .checked_add(needed)
+            .ok_or_else(|| Error::Overflow("view offset".into()))?;
+        if end > self.len {
+            return Err(Error::OutOfBounds {
+                offset: self.offset,
+                needed,
+                len: self.len,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A view's place in its allocation: coordinate 0 at `offset` elements, `layout`, in an allocation
+/// of `len` elements. Every view type holds one; every check is made on it once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub offset: usize,
+    pub layout: Layout,
+    pub len: usize,
+}
+
+impl Place {
+    fn new(offset: usize, layout: Layout, len: usize) -> Self {
+        Place {
+            offset,
+            layout,
+            len,
+        }
+    }
+
+    /// A checked matrix place: `ld >= cols`, every element inside the allocation.
+    fn matrix(offset: usize, rows: usize, cols: usize, ld: usize, len: usize) -> Result<Self> {
+        check_ld(cols, ld)?;
+        let p = Place::new(offset, Layout::matrix(rows, cols, ld)?, len);
+        p.check()?;
+        Ok(p)
+    }
+
+    /// Every element lies inside the allocation.
+    pub(crate) fn check(&self) -> Result<()> {
+        let needed = self.layout.cosize()?;
+        let end = self
+            .offset
+            .checked_add(needed)
+            .ok_or_else(|| Error::Overflow("view offset".into()))?;
+        if end > self.len {
+            return Err(Error::OutOfBounds {
+                offset: self.offset,
+                needed,
+                len: self.len,
+            });
+        }
+        Ok(())
+    }
+
+    /// The matrix reading: rank 2 `(rows, cols):(ld, 1)` with `ld >= cols` (or rank 1 `(n):(1)`).
+    fn geometry(&self, what: &'static str) -> Result<Geometry> {
+        let (rows, cols, ld) = self.layout.as_matrix().ok_or_else(|| Error::NotAMatrix {
+            layout: self.layout.to_string(),
+            what,
+        })?;
+        Ok(Geometry {
+            offset: self.offset,
+            rows,
+            cols,
+            ld,
+            len: self.len,
+        })
+    }
+
+    fn sub(&self, row: usize, col: usize, rows: usize, cols: usize) -> Result<Self> {
+        if self.layout.rank() != 2 {
+            return Err(Error::NotAMatrix {
+                layout: self.layout.to_string(),
+                what: "sub-matrix",
+            });
+        }
+        self.slice(&[row, col], &[rows, cols]).map_err(|_| {
+            let s = self.layout.shape();
+            Error::Shape(format!(
+                "sub-matrix ({row}, {col}) + {rows} x {cols} does not fit in {} x {}",
+                s[0], s[1]
+            ))
+        })
+    }
+
+    fn slice(&self, start: &[usize], shape: &[usize]) -> Result<Self> {
+        let l = &self.layout;
+        if start.len() != l.rank() || shape.len() != l.rank() {
+            return Err(Error::Layout(format!(
+                "slice of rank {} / {} of a rank-{} view",
+                start.len(),
+                shape.len(),
+                l.rank()
+            )));
+        }
+        let mut offset = self.offset;
+        for m in 0..l.rank() {
+            let fits = start[m]
+                .checked_add(shape[m])
+                .is_some_and(|e| e <= l.shape()[m]);
+            if !fits {
+                return Err(Error::Shape(format!(
+                    "slice at {start:?} of shape {shape:?} does not fit in {:?}",
+                    l.shape()
+                )));
+            }
+            if shape[m] > 0 {
+                offset = start[m]
+                    .checked_mul(l.stride()[m])
+                    .and_then(|x| x.checked_add(offset))
+                    .ok_or_else(|| Error::Overflow("slice offset".into()))?;
+            }
+        }
+        Ok(Place::new(
+            offset,
+            Layout::new(shape, l.stride())?,
+            self.len,
+        ))
+    }
+
+    fn permute(&self, order: &[usize]) -> Result<Self> {
+        Ok(Place::new(
+            self.offset,
+            self.layout.permute(order)?,
+            self.len,
+        ))
+    }
+
+    fn relayout(&self, layout: Layout) -> Result<Self> {
+        let p = Place::new(self.offset, layout, self.len);
+        p.check()?;
+        Ok(p)
+    }
+}
+
+/// A shared view of device memory: a [`Layout`] of rank 1 to 6 whose coordinate 0 sits `offset`
+/// elements into its allocation. [`MatrixView`] is the same type, read as a row-major matrix.
+#[derive(Debug, Clone, Copy)]
+pub struct TensorView<'a, T> {
+    mem: Mem<'a, T>,
+    place: Place,
+}
+
+/// A mutable view of device memory (see [`TensorView`]). [`MatrixViewMut`] is the same type.
+#[derive(Debug)]
+pub struct TensorViewMut<'a, T> {
+    mem: MemMut<'a, T>,
+    place: Place,
+}
+
+/// The matrix name of [`TensorView`]: a view whose layout is `(rows, cols):(ld, 1)`.
+pub type MatrixView<'a, T> = TensorView<'a, T>;
+/// The matrix name of [`TensorViewMut`].
+pub type MatrixViewMut<'a, T> = TensorViewMut<'a, T>;
+/// The matrix name of [`RawTensor`].
+pub type RawMatrix<'a> = RawTensor<'a>;
+
+/// Accessors every view type shares, read off its `Place`.
+macro_rules! place_accessors {
+    () => {
+        /// The view's layout (CuTe's `shape:stride`, in elements).
+        pub fn layout(&self) -> Layout {
+            self.place.layout
+        }
+        /// Offset of coordinate 0 in the allocation, in elements.
+        pub fn offset(&self) -> usize {
+            self.place.offset
+        }
+        /// Elements in the allocation the view lies in.
+        pub fn alloc_len(&self) -> usize {
+            self.place.len
+        }
+        /// Rows of the matrix reading: mode 0 of a rank-2 view, 1 for rank 1 (for other ranks,
+        /// the extent of mode 0).
+        pub fn rows(&self) -> usize {
+            let l = &self.place.layout;
+            if l.rank() == 1 {
+                1
+            } else {
+                l.shape()[0]
+            }
+        }
+        /// Columns of the matrix reading: the extent of the last mode.
+        pub fn cols(&self) -> usize {
+            let l = &self.place.layout;
+            l.shape()[l.rank() - 1]
+        }
+        /// Leading dimension of the matrix reading: the stride of mode 0 (the columns for rank 1).
+        pub fn ld(&self) -> usize {
+            let l = &self.place.layout;
+            if l.rank() == 1 {
+                l.shape()[0].max(1)
+            } else {
+                l.stride()[0]
+            }
+        }
+        /// The view as a row-major matrix, or [`Error::NotAMatrix`] when its layout is not
+        /// `(rows, cols):(ld, 1)` with `ld >= cols` (or `(n):(1)`, a 1 x n matrix).
+        pub fn geometry(&self) -> Result<Geometry> {
+            self.place.geometry("matrix view")
+        }
+        pub(crate) fn place(&self) -> Place {
+            self.place
+        }
+    };
+}
+
+impl<'a, T: Element> TensorView<'a, T> {
+    /// A row-major `rows × cols` view with leading dimension `ld` over `len` elements of raw
+    /// device memory at `ptr`, for interop with other libraries.
+    ///
+    /// # Safety
+    /// `ptr` must address `len` elements of `T` of live device memory in `stream`'s context, valid
+    /// for `'a` and not written by anyone while a copy that reads it may run.
+    pub unsafe fn from_raw(
+        ptr: u64,
+        len: usize,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+        stream: &'a Arc<CudaStream>,
+    ) -> Result<Self> {
+        check_ld(cols, ld)?;
+        // SAFETY: forwarded: the caller's contract is the same.
+        unsafe { Self::from_raw_layout(ptr, len, 0, Layout::matrix(rows, cols, ld)?, stream) }
+    }
+
+    /// A view of `layout` at `offset` elements into `len` elements of raw device memory at `ptr`.
+    ///
+    /// # Safety
+    /// As for [`TensorView::from_raw`].
+    pub unsafe fn from_raw_layout(
+        ptr: u64,
+        len: usize,
+        offset: usize,
+        layout: Layout,
+        stream: &'a Arc<CudaStream>,
+    ) -> Result<Self> {
+        let place = Place::new(offset, layout, len);
+        place.check()?;
+        Ok(TensorView {
+            mem: Mem::Raw(RawMem {
+                ptr,
+                ctx: stream.context(),
+            }),
+            place,
+        })
+    }
+
+    /// The `rows × cols` sub-matrix whose element (0, 0) is this rank-2 view's element (row, col).
+    pub fn sub(
+        &self,
+        row: usize,
+        col: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<TensorView<'a, T>> {
+        Ok(TensorView {
+            mem: self.mem,
+            place: self.place.sub(row, col, rows, cols)?,
+        })
+    }
+
+    /// The sub-tensor of extent `shape` whose coordinate 0 is this view's coordinate `start`
+    /// (CuTe: `domain_offset` then a smaller shape, same strides).
+    pub fn slice(&self, start: &[usize], shape: &[usize]) -> Result<TensorView<'a, T>> {
+        Ok(TensorView {
+            mem: self.mem,
+            place: self.place.slice(start, shape)?,
+        })
+    }
+
+    /// The same elements with modes reordered: mode `i` of the result is mode `order[i]` of this
+    /// view (torch's `permute`; `permute(&[1, 0])` of a matrix is its transpose).
+    pub fn permute(&self, order: &[usize]) -> Result<TensorView<'a, T>> {
+        Ok(TensorView {
+            mem: self.mem,
+            place: self.place.permute(order)?,
+        })
+    }
+
+    /// The same memory from the same coordinate-0 element, seen through another layout (CuTe's
+    /// `make_tensor(engine, layout)`); checked against the allocation.
+    pub fn relayout(&self, layout: Layout) -> Result<TensorView<'a, T>> {
+        Ok(TensorView {
+            mem: self.mem,
+            place: self.place.relayout(layout)?,
+        })
+    }
+
+    place_accessors!();
+
+    /// The context the memory belongs to.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        match &self.mem {
+            Mem::Slice(s) => s.context(),
+            Mem::Raw(r) => r.ctx,
+        }
+    }
+
+    /// Device address of the allocation's start (0 for cudarc buffers, whose address is only handed
+    /// out with a stream guard; they are 256-byte aligned, which is all the planner needs).
+    pub(crate) fn alloc_base(&self) -> u64 {
+        match self.mem {
+            Mem::Slice(_) => 0,
+            Mem::Raw(r) => r.ptr,
+        }
+    }
+
+    pub(crate) fn pin<'s>(&'s self, stream: &'s CudaStream) -> Pinned<'s> {
+        let off = (std::mem::size_of::<T>() * self.place.offset) as u64;
+        match self.mem {
+            Mem::Slice(s) => {
+                let (p, g) = s.device_ptr(stream);
+                Pinned {
+                    addr: p + off,
+                    _guard: Some(g),
+                }
+            }
+            Mem::Raw(r) => Pinned {
+                addr: r.ptr + off,
+                _guard: None,
+            },
+        }
+    }
+}
+
+impl<'a, T: Element> TensorViewMut<'a, T> {
+    /// A mutable row-major matrix view over `len` elements of raw device memory at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must address `len` elements of `T` of live device memory in `stream`'s context, valid
+    /// for `'a`, and nobody else may read or write it while a copy into it may run.
+    pub unsafe fn from_raw(
+        ptr: u64,
+        len: usize,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+        stream: &'a Arc<CudaStream>,
+    ) -> Result<Self> {
+        check_ld(cols, ld)?;
+        // SAFETY: forwarded: the caller's contract is the same.
+        unsafe { Self::from_raw_layout(ptr, len, 0, Layout::matrix(rows, cols, ld)?, stream) }
+    }
+
+    /// A mutable view of `layout` at `offset` elements into `len` elements at `ptr`.
+    ///
+    /// # Safety
+    /// As for [`TensorViewMut::from_raw`].
+    pub unsafe fn from_raw_layout(
+        ptr: u64,
+        len: usize,
+        offset: usize,
+        layout: Layout,
+        stream: &'a Arc<CudaStream>,
+    ) -> Result<Self> {
+        let place = Place::new(offset, layout, len);
+        place.check()?;
+        Ok(TensorViewMut {
+            mem: MemMut::Raw(RawMem {
+                ptr,
+                ctx: stream.context(),
+            }),
+            place,
+        })
+    }
+
+    fn reborrow(&mut self, place: Place) -> TensorViewMut<'_, T> {
+        let mem = match &mut self.mem {
+            MemMut::Slice(s) => MemMut::Slice(&mut **s),
+            MemMut::Raw(r) => MemMut::Raw(*r),
+        };
+        TensorViewMut { mem, place }
+    }
+
+    /// The mutable `rows × cols` sub-matrix at this rank-2 view's element (row, col).
+    pub fn sub_mut(
+        &mut self,
+        row: usize,
+        col: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<TensorViewMut<'_, T>> {
+        let place = self.place.sub(row, col, rows, cols)?;
+        Ok(self.reborrow(place))
+    }
+
+    /// The mutable sub-tensor of extent `shape` at coordinate `start` (see [`TensorView::slice`]).
+    pub fn slice_mut(&mut self, start: &[usize], shape: &[usize]) -> Result<TensorViewMut<'_, T>> {
+        let place = self.place.slice(start, shape)?;
+        Ok(self.reborrow(place))
+    }
+
+    /// The same elements with modes reordered (see [`TensorView::permute`]).
+    pub fn permute_mut(&mut self, order: &[usize]) -> Result<TensorViewMut<'_, T>> {
+        let place = self.place.permute(order)?;
+        Ok(self.reborrow(place))
+    }
+
+    /// The same memory seen through another layout (see [`TensorView::relayout`]).
+    pub fn relayout_mut(&mut self, layout: Layout) -> Result<TensorViewMut<'_, T>> {
+        let place = self.place.relayout(layout)?;
+        Ok(self.reborrow(place))
+    }
+
+    place_accessors!();
+
+    /// The context the memory belongs to.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        match &self.mem {
+            MemMut::Slice(s) => s.context(),
+            MemMut::Raw(r) => r.ctx,
+        }
+    }
+
+    pub(crate) fn alloc_base(&self) -> u64 {
+        match &self.mem {
+            MemMut::Slice(_) => 0,
+            MemMut::Raw(r) => r.ptr,
+        }
+    }
+
+    pub(crate) fn pin<'s>(&'s mut self, stream: &'s CudaStream) -> Pinned<'s> {
+        let off = (std::mem::size_of::<T>() * self.place.offset) as u64;
+        match &mut self.mem {
+            MemMut::Slice(s) => {
+                let (p, g) = s.device_ptr_mut(stream);
+                Pinned {
+                    addr: p + off,
+                    _guard: Some(g),
+                }
+            }
+            MemMut::Raw(r) => Pinned {
+                addr: r.ptr + off,
+                _guard: None,
+            },
+        }
+    }
+}
+
+/// An untyped view of device memory with a run-time [`DType`](crate::DType): for interop with code
+/// whose element type is only known at run time. Copies between raw views check the dtypes.
+/// [`RawMatrix`] is the same type.
+#[derive(Debug, Clone, Copy)]
+pub struct RawTensor<'a> {
+    mem: RawMem<'a>,
+    dtype: crate::DType,
+    place: Place,
+}
+
+impl<'a> RawTensor<'a> {
+    /// A `rows × cols` row-major view with leading dimension `ld` over `len` elements of `dtype`
+    /// at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must address `len` elements of `dtype` of live device memory in `stream`'s context,
+    /// valid for `'a`; while a copy writes it, nobody else may read or write it.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn new(
+        ptr: u64,
+        len: usize,
+        dtype: crate::DType,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+        stream: &'a Arc<CudaStream>,
+    ) -> Result<Self> {
+        check_ld(cols, ld)?;
+        // SAFETY: forwarded: the caller's contract is the same.
+        unsafe { Self::with_layout(ptr, len, dtype, 0, Layout::matrix(rows, cols, ld)?, stream) }
+    }
+
+    /// A view of `layout` at `offset` elements into `len` elements of `dtype` at `ptr`.
+    ///
+    /// # Safety
+    /// As for [`RawTensor::new`].
+    pub unsafe fn with_layout(
+        ptr: u64,
+        len: usize,
+        dtype: crate::DType,
+        offset: usize,
+        layout: Layout,
+        stream: &'a Arc<CudaStream>,
+    ) -> Result<Self> {
+        if ptr % dtype.size_bytes() as u64 != 0 {
+            return Err(Error::Shape(format!(
+                "address {ptr:#x} is not aligned to one {dtype} element"
+            )));
+        }
+        let place = Place::new(offset, layout, len);
+        place.check()?;
+        Ok(RawTensor {
+            mem: RawMem {
+                ptr,
+                ctx: stream.context(),
+            },
+            dtype,
+            place,
+        })
+    }
+
+    /// The `rows × cols` sub-matrix at this rank-2 view's element (row, col).
+    pub fn sub(&self, row: usize, col: usize, rows: usize, cols: usize) -> Result<RawTensor<'a>> {
+        Ok(RawTensor {
+            place: self.place.sub(row, col, rows, cols)?,
+            ..*self
+        })
+    }
+
+    /// The sub-tensor of extent `shape` at coordinate `start`.
+    pub fn slice(&self, start: &[usize], shape: &[usize]) -> Result<RawTensor<'a>> {
+        Ok(RawTensor {
+            place: self.place.slice(start, shape)?,
+            ..*self
+        })
+    }
+
+    /// The same elements with modes reordered.
+    pub fn permute(&self, order: &[usize]) -> Result<RawTensor<'a>> {
+        Ok(RawTensor {
+            place: self.place.permute(order)?,
+            ..*self
+        })
+    }
+
+    /// The same memory seen through another layout.
+    pub fn relayout(&self, layout: Layout) -> Result<RawTensor<'a>> {
+        Ok(RawTensor {
+            place: self.place.relayout(layout)?,
+            ..*self
+        })
+    }
+
+    place_accessors!();
+
+    /// The element type.
+    pub fn dtype(&self) -> crate::DType {
+        self.dtype
+    }
+    /// The allocation's address (coordinate 0 is `offset` elements after it).
+    pub fn ptr(&self) -> u64 {
+        self.mem.ptr
+    }
+    /// The context the memory belongs to.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        self.mem.ctx
+    }
+}

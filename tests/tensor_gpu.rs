@@ -1,0 +1,385 @@
+//! Tensor copies on the GPU: transposes, permutes, NCHW <-> NHWC, batched strided views and random
+//! layouts of rank 1 to 6 (random permutations, padded strides, offsets, every element width),
+//! against the host reference. Every case poisons the destination allocation (the complement of the
+//! expected value where the copy writes, random canaries elsewhere) and compares all of it.
+
+mod common;
+
+use common::gpu;
+use cute_copy::reference::{expected_tensor_copy, poisoned_tensor_destination, random_elements};
+use cute_copy::{DeviceTensor, Element, Layout, TensorPlan, TensorRoute, TileKind};
+use rand::{Rng, SeedableRng};
+
+type Stream = std::sync::Arc<cute_copy::cudarc::driver::CudaStream>;
+
+fn rng(seed: u64) -> rand::rngs::StdRng {
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+/// One side of a case: an allocation of `alloc` elements and a view `(offset, layout)` in it.
+#[derive(Clone, Copy, Debug)]
+struct Side {
+    alloc: usize,
+    offset: usize,
+    layout: Layout,
+}
+
+impl Side {
+    fn packed(layout: Layout) -> Self {
+        Side {
+            alloc: layout.cosize().unwrap().max(1),
+            offset: 0,
+            layout,
+        }
+    }
+}
+
+/// Copy `src` into `dst` on the GPU and compare the whole destination allocation.
+fn check<T: Element>(stream: &Stream, src: Side, dst: Side, r: &mut impl Rng) -> TensorPlan {
+    let host: Vec<T> = random_elements(src.alloc, r);
+    let before = poisoned_tensor_destination(
+        &host,
+        (src.offset, &src.layout),
+        dst.alloc,
+        (dst.offset, &dst.layout),
+        r,
+    );
+    let want = expected_tensor_copy(
+        &host,
+        (src.offset, &src.layout),
+        &before,
+        (dst.offset, &dst.layout),
+    );
+    let s_all = Layout::new(&[src.alloc], &[1]).unwrap();
+    let d_all = Layout::new(&[dst.alloc], &[1]).unwrap();
+    let s = DeviceTensor::from_host(stream, s_all, &host).unwrap();
+    let mut d = DeviceTensor::from_host(stream, d_all, &before).unwrap();
+    let plan = {
+        let sv = s.view();
+        let sv = sv.slice(&[src.offset], &[src.alloc - src.offset]).unwrap();
+        // re-view the allocation with the case's layout at its offset
+        let sv = reshape(&sv, src.layout);
+        let mut dv = d.view_mut();
+        let mut dv = dv
+            .slice_mut(&[dst.offset], &[dst.alloc - dst.offset])
+            .unwrap();
+        let mut dv = reshape_mut(&mut dv, dst.layout);
+        cute_copy::copy_tensor(&sv, &mut dv, stream)
+            .unwrap_or_else(|e| panic!("{src:?} -> {dst:?}: {e}"))
+    };
+    let got = d.to_host(stream).unwrap();
+    let bad = got
+        .iter()
+        .zip(&want)
+        .filter(|(g, w)| g.to_bits() != w.to_bits())
+        .count();
+    assert_eq!(bad, 0, "{bad} wrong elements: {src:?} -> {dst:?}\n{plan}");
+    plan
+}
+
+/// A rank-1 view seen through `layout` (same offset): the test's way to place any layout.
+fn reshape<'a, T: Element>(
+    v: &cute_copy::TensorView<'a, T>,
+    layout: Layout,
+) -> cute_copy::TensorView<'a, T> {
+    v.relayout(layout).unwrap()
+}
+fn reshape_mut<'b, T: Element>(
+    v: &'b mut cute_copy::TensorViewMut<'_, T>,
+    layout: Layout,
+) -> cute_copy::TensorViewMut<'b, T> {
+    v.relayout_mut(layout).unwrap()
+}
+
+fn by_width(
+    stream: &Stream,
+    w: usize,
+    src: Side,
+    dst: Side,
+    r: &mut rand::rngs::StdRng,
+) -> TensorPlan {
+    match w {
+        1 => check::<u8>(stream, src, dst, r),
+        2 => check::<half::f16>(stream, src, dst, r),
+        4 => check::<f32>(stream, src, dst, r),
+        _ => check::<u64>(stream, src, dst, r),
+    }
+}
+
+fn transpose_case(rows: usize, cols: usize) -> (Side, Side) {
+    let src = Layout::row_major(&[rows, cols])
+        .unwrap()
+        .permute(&[1, 0])
+        .unwrap();
+    (
+        Side::packed(Layout::row_major(&[rows, cols]).unwrap()),
+        Side::packed(Layout::row_major(&[cols, rows]).unwrap()),
+    )
+        .map_src(src)
+}
+
+trait MapSrc {
+    fn map_src(self, l: Layout) -> Self;
+}
+impl MapSrc for (Side, Side) {
+    fn map_src(mut self, l: Layout) -> Self {
+        self.0.layout = l;
+        self
+    }
+}
+
+#[test]
+fn transposes_of_every_width_full_and_edge_tiles_are_exact() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(1);
+    for w in [1, 2, 4, 8] {
+        for (rows, cols) in [
+            (300, 517),
+            (517, 300),
+            (1, 77),
+            (77, 1),
+            (128, 256),
+            (256, 128),
+            (1000, 999),
+        ] {
+            let (s, d) = transpose_case(rows, cols);
+            let plan = by_width(&stream, w, s, d, &mut r);
+            if rows > 1 && cols > 1 {
+                let TensorRoute::Transpose(t) = plan.route else {
+                    panic!("{plan}")
+                };
+                assert_eq!(t.kind, TileKind::Transpose, "{plan}");
+                assert!(
+                    t.vec_load && t.vec_store || (rows * w) % 16 != 0 || (cols * w) % 16 != 0,
+                    "{plan}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn misaligned_transposes_fall_back_to_elements_exactly() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(2);
+    for w in [1, 2, 4, 8] {
+        // odd pitches and offsets on both sides: no 16-byte access is legal
+        let src = Side {
+            alloc: 301 * 263 + 5,
+            offset: 3,
+            layout: Layout::new(&[259, 301], &[1, 263]).unwrap(),
+        };
+        let dst = Side {
+            alloc: 259 * 305 + 7,
+            offset: 1,
+            layout: Layout::new(&[259, 301], &[305, 1]).unwrap(),
+        };
+        let plan = by_width(&stream, w, src, dst, &mut r);
+        let TensorRoute::Transpose(t) = plan.route else {
+            panic!("{plan}")
+        };
+        assert!(!t.vec_load && !t.vec_store, "{plan}");
+    }
+}
+
+#[test]
+fn permute_0213_of_heads_runs_as_rows_through_the_tile() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(3);
+    for w in [1, 2, 4, 8] {
+        for (b, h, s, d) in [(2, 4, 300, 128), (3, 5, 129, 64), (1, 3, 17, 7)] {
+            let x = Layout::row_major(&[b, h, s, d]).unwrap();
+            let src = Side {
+                layout: x.permute(&[0, 2, 1, 3]).unwrap(),
+                ..Side::packed(x)
+            };
+            let dst = Side::packed(Layout::row_major(&[b, s, h, d]).unwrap());
+            let plan = by_width(&stream, w, src, dst, &mut r);
+            if b > 1 {
+                let TensorRoute::Transpose(t) = plan.route else {
+                    panic!("{plan}")
+                };
+                assert_eq!(t.kind, TileKind::Rows, "{plan}");
+            }
+        }
+    }
+}
+
+#[test]
+fn nchw_to_nhwc_and_back_are_exact() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(4);
+    for w in [1, 2, 4, 8] {
+        for (n, c, hh, ww) in [
+            (2, 3, 37, 41),
+            (3, 4, 64, 64),
+            (1, 16, 20, 20),
+            (2, 64, 9, 9),
+        ] {
+            let nchw = Layout::row_major(&[n, c, hh, ww]).unwrap();
+            let nhwc = Layout::row_major(&[n, hh, ww, c]).unwrap();
+            let src = Side {
+                layout: nchw.permute(&[0, 2, 3, 1]).unwrap(),
+                ..Side::packed(nchw)
+            };
+            let plan = by_width(&stream, w, src, Side::packed(nhwc), &mut r);
+            if c * w < 128 {
+                let TensorRoute::Transpose(t) = plan.route else {
+                    panic!("{plan}")
+                };
+                assert_eq!(t.kind, TileKind::Narrow, "{plan}");
+            }
+            // and back: NHWC -> NCHW
+            let src = Side {
+                layout: nhwc.permute(&[0, 3, 1, 2]).unwrap(),
+                ..Side::packed(nhwc)
+            };
+            by_width(&stream, w, src, Side::packed(nchw), &mut r);
+        }
+    }
+}
+
+#[test]
+fn batched_strided_views_coalesce_to_rows() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(5);
+    for w in [1, 2, 4, 8] {
+        // [B, R, C] of ld > C -> packed: coalesces to a (B*R, C) matrix
+        let src = Side {
+            alloc: 6 * 33 * 40,
+            offset: 0,
+            layout: Layout::new(&[6, 33, 37], &[33 * 40, 40, 1]).unwrap(),
+        };
+        let plan = by_width(
+            &stream,
+            w,
+            src,
+            Side::packed(Layout::row_major(&[6, 33, 37]).unwrap()),
+            &mut r,
+        );
+        assert!(matches!(plan.route, TensorRoute::Matrix(_)), "{plan}");
+        // a batch stride that does not step over the rows: rank 3, realign rows with items
+        let src = Side {
+            alloc: 6 * 1500 + 33 * 40,
+            offset: 2,
+            layout: Layout::new(&[6, 33, 37], &[1500, 40, 1]).unwrap(),
+        };
+        let plan = by_width(
+            &stream,
+            w,
+            src,
+            Side::packed(Layout::row_major(&[6, 33, 37]).unwrap()),
+            &mut r,
+        );
+        assert!(matches!(plan.route, TensorRoute::Rows { .. }), "{plan}");
+    }
+}
+
+#[test]
+fn broadcast_sources_and_rank_six_layouts_are_exact() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(6);
+    // a zero-stride (broadcast) source mode is legal: every destination row gets the same source row
+    let src = Side {
+        alloc: 50,
+        offset: 3,
+        layout: Layout::new(&[40, 47], &[0, 1]).unwrap(),
+    };
+    by_width(
+        &stream,
+        4,
+        src,
+        Side::packed(Layout::row_major(&[40, 47]).unwrap()),
+        &mut r,
+    );
+    let x = Layout::row_major(&[2, 3, 4, 5, 6, 7]).unwrap();
+    for order in [[5, 4, 3, 2, 1, 0], [0, 2, 4, 1, 3, 5], [1, 0, 3, 2, 5, 4]] {
+        let src = Side {
+            layout: x.permute(&order).unwrap(),
+            ..Side::packed(x)
+        };
+        let shape: Vec<usize> = order.iter().map(|&o| x.shape()[o]).collect();
+        for w in [1, 2, 4, 8] {
+            by_width(
+                &stream,
+                w,
+                src,
+                Side::packed(Layout::row_major(&shape).unwrap()),
+                &mut r,
+            );
+        }
+    }
+}
+
+/// A random layout of `shape`: a random permutation of a row-major allocation with padded
+/// extents, at a random offset.
+fn random_side(shape: &[usize], r: &mut impl Rng) -> Side {
+    let rank = shape.len();
+    let mut order: Vec<usize> = (0..rank).collect();
+    for i in (1..rank).rev() {
+        order.swap(i, r.random_range(0..=i));
+    }
+    // storage shape: the modes in `order`, each padded by 0..3 (padding on the innermost makes
+    // the pitch odd)
+    let padded: Vec<usize> = order
+        .iter()
+        .map(|&m| {
+            shape[m]
+                + if r.random_bool(0.4) {
+                    r.random_range(1..4)
+                } else {
+                    0
+                }
+        })
+        .collect();
+    let storage = Layout::row_major(&padded).unwrap();
+    let mut stride = vec![0; rank];
+    for (i, &m) in order.iter().enumerate() {
+        stride[m] = storage.stride()[i];
+    }
+    let layout = Layout::new(shape, &stride).unwrap();
+    let offset = if r.random_bool(0.5) {
+        r.random_range(0..20)
+    } else {
+        0
+    };
+    let tail = r.random_range(0..9);
+    Side {
+        alloc: offset + storage.cosize().unwrap() + tail,
+        offset,
+        layout,
+    }
+}
+
+#[test]
+fn random_layouts_of_rank_one_to_six_are_exact() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(7);
+    let cases: usize = std::env::var("TENSOR_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(600);
+    let mut kinds = std::collections::BTreeMap::new();
+    for i in 0..cases {
+        let rank = r.random_range(1..=6);
+        let budget = if i % 10 == 0 { 400_000 } else { 20_000 };
+        let mut shape = vec![1usize; rank];
+        let mut size = 1usize;
+        for m in 0..rank {
+            let cap = (budget / size).clamp(1, 300);
+            shape[m] = r.random_range(1..=cap.min(if rank > 2 { 40 } else { 300 }));
+            size *= shape[m];
+        }
+        let src = random_side(&shape, &mut r);
+        let dst = random_side(&shape, &mut r);
+        let w = [1, 2, 4, 8][r.random_range(0..4)];
+        let plan = by_width(&stream, w, src, dst, &mut r);
+        let key = match plan.route {
+            TensorRoute::Matrix(p) => format!("matrix {:?}", p.atom),
+            TensorRoute::Rows { .. } => "realign rows".into(),
+            TensorRoute::Transpose(t) => format!("{:?} vec {}/{}", t.kind, t.vec_load, t.vec_store),
+        };
+        *kinds.entry(key).or_insert(0) += 1;
+    }
+    eprintln!("{cases} random tensor copies passed: {kinds:?}");
+}
