@@ -242,7 +242,7 @@ pub fn coalesce_layouts(src: &Layout, dst: &Layout) -> Result<(Layout, Layout)> 
         .filter(|&i| src.shape[i] != 1)
         .map(|i| (src.shape[i], src.stride[i], dst.stride[i]))
         .collect();
-    modes.sort_by(|x, y| (y.2, y.1).cmp(&(x.2, x.1)));
+    modes.sort_by_key(|m| std::cmp::Reverse((m.2, m.1)));
     let mut out: Vec<(usize, usize, usize)> = Vec::new();
     for (s, ds, dd) in modes {
         // `out`'s last mode is outer to this one: it folds in when it steps over this one on both sides.

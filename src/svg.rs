@@ -338,6 +338,106 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// Draw the shared-memory stage of a transpose-family tile: one cell per 16-byte chunk of the tile
+/// (rows along the store mode, chunks along the load mode), labelled and coloured with the chunk
+/// it lands in under the tile's CuTe `Swizzle` (the narrow tile is unswizzled: every chunk stays),
+/// and the cells read by warp 0's first transposed read outlined (lane number inside): eight row
+/// groups land in eight different chunks, which is what keeps the read free of bank conflicts.
+pub fn smem_tile_svg(plan: &crate::TensorPlan) -> Result<String> {
+    let crate::TensorRoute::Transpose(t) = &plan.route else {
+        return Err(Error::Unsupported(
+            "only transpose-family plans stage a tile in shared memory".into(),
+        ));
+    };
+    let w = plan.dtype.size_bytes();
+    let v = 16 / w;
+    let (rows, chunks) = (t.tile.1, t.tile.0 / v);
+    let s = 26usize;
+    let mut first_read = std::collections::BTreeMap::new(); // (row, chunk) -> lanes
+    if t.kind == crate::TileKind::Transpose {
+        let work: Vec<_> = (0..32)
+            .map(|lane| t.thread_work(plan.dtype, lane))
+            .collect::<Result<_>>()?;
+        for (lane, wk) in work.iter().enumerate() {
+            if let Some(&(r0, c0, _, _)) = wk.stores.first() {
+                first_read
+                    .entry((r0, c0 / v))
+                    .or_insert_with(Vec::new)
+                    .push(lane);
+            }
+        }
+    }
+    let header = [
+        format!("shared-memory tile of {}: {} -> {}", plan.dtype, plan.coalesced.0, plan.coalesced.1),
+        match t.swizzle {
+            Some((b, m, sh)) => format!(
+                "composition(Swizzle<{b},{m},{sh}>, ({},{}):({},1)) over elements: chunk (16 B) c of row r lands in chunk c ^ ((r / {v}) % 8)",
+                t.tile.1, t.tile.0, t.tile.0
+            ),
+            None => format!("({},{}):({},1), unswizzled (narrow tile)", t.tile.1, t.tile.0, t.tile.0),
+        },
+        format!("{:?} tile: {rows} rows along mode {} x {} chunks of {v} elements along mode {}; cell = physical chunk", t.kind, t.mode_b, chunks, t.mode_a),
+        "outlined: warp 0's first transposed read (lane numbers): 8 row groups in 8 different chunks".to_string(),
+    ];
+    let top = 12 + header.len() * 18 + 8;
+    let left = 40;
+    let width =
+        (left + chunks * s + 16).max(header.iter().map(|l| l.len()).max().unwrap_or(0) * 8 + 24);
+    let height = top + rows * s + 16;
+    let mut out = String::new();
+    let o = &mut out;
+    let _ = writeln!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Arial, sans-serif">"#
+    );
+    let _ = writeln!(o, "<title>{}</title>", esc(&header[0]));
+    let _ = writeln!(o, r##"<rect width="100%" height="100%" fill="#ffffff"/>"##);
+    for (i, line) in header.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            r#"<text x="8" y="{}" font-size="13" font-family="DejaVu Sans Mono, monospace">{}</text>"#,
+            20 + i * 18,
+            esc(line)
+        );
+    }
+    for r in 0..rows {
+        if r % 8 == 0 {
+            let _ = writeln!(
+                o,
+                r##"<text x="4" y="{}" font-size="10" fill="#555555">{r}</text>"##,
+                top + r * s + s / 2 + 4
+            );
+        }
+        for c in 0..chunks {
+            let phys = t.smem_offset(r, c * v) / v - r * chunks;
+            let (x, y) = (left + c * s, top + r * s);
+            let lanes = first_read.get(&(r, c));
+            let stroke = if lanes.is_some() {
+                r##"stroke="#d00000" stroke-width="2""##
+            } else {
+                r##"stroke="#ffffff" stroke-width="1""##
+            };
+            let _ = writeln!(
+                o,
+                r#"<rect x="{x}" y="{y}" width="{s}" height="{s}" fill="{}" {stroke}><title>row {r}, chunk {c} -> chunk {phys}</title></rect>"#,
+                thread_colour(phys)
+            );
+            let label = match lanes {
+                Some(l) => format!("L{}", l[0]),
+                None => phys.to_string(),
+            };
+            let _ = writeln!(
+                o,
+                r#"<text x="{}" y="{}" font-size="10" text-anchor="middle">{label}</text>"#,
+                x + s / 2,
+                y + s / 2 + 4
+            );
+        }
+    }
+    let _ = writeln!(o, "</svg>");
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -238,7 +238,9 @@ impl TensorPlan {
                         t.mode_b, cd.shape()[t.mode_b], cd.shape()[t.mode_b] * e, t.mode_a, t.mode_b, t.tile.1, t.tile.0
                     )),
                 }
-                if let Some((b, m, s)) = t.swizzle {
+                if t.kind == TileKind::Rows {
+                    v.push("whole tiles with 16-byte accesses on both sides use registers as the stage (a TiledCopy load then store, no shared memory); edge tiles go through the swizzled shared-memory tile".into());
+                } else if let Some((b, m, s)) = t.swizzle {
                     v.push(format!(
                         "shared memory: composition(Swizzle<{b},{m},{s}>, ({},{}):({},1)): 16-byte chunks XOR-ed with the row group, so the transposed 32-bit reads of a warp (8 row groups x 4 word columns) hit 32 different banks",
                         t.tile.1, t.tile.0, t.tile.0
@@ -349,6 +351,115 @@ fn transpose_tile(
         swizzle,
         config,
     })
+}
+
+/// CuTe's `Swizzle<B, M, S>` applied to an offset: bits `[M + S, M + S + B)` XOR-ed into bits
+/// `[M, M + B)` (`offset ^ ((offset & yyy_msk) >> S)`).
+pub fn swizzle(offset: usize, (b, m, s): (u32, u32, u32)) -> usize {
+    let yyy = ((1usize << b) - 1) << (m + s);
+    offset ^ ((offset & yyy) >> s)
+}
+
+/// What one thread of a transpose-family tile moves, in tile coordinates (row along `mode_b`,
+/// column along `mode_a`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadWork {
+    /// The 16-byte vectors it loads (and writes to shared memory): `(row, first column)`, each
+    /// `16 / width` columns wide, from CuTe's partition of the load TiledCopy.
+    pub loads: Vec<(usize, usize)>,
+    /// What it stores: for a transpose, `(first row, first column, rows, columns)` blocks it reads
+    /// transposed from shared memory and stores as 16-byte vectors along the rows; for a rows
+    /// tile, the same vectors as it loads.
+    pub stores: Vec<(usize, usize, usize, usize)>,
+}
+
+impl TransposeTile {
+    /// Element offset in the shared-memory tile of tile element (row, col): CuTe's
+    /// `composition(Swizzle<B,M,S>, (TB,TA):(TA,1))`, or row-major for the narrow tile.
+    pub fn smem_offset(&self, row: usize, col: usize) -> usize {
+        let plain = row * self.tile.0 + col;
+        self.swizzle.map_or(plain, |sw| swizzle(plain, sw))
+    }
+
+    /// The CuTe TiledCopy that partitions the tile for the loads (threads (16,16), one 16-byte
+    /// vector per call), built by real CuTe on the host.
+    pub fn load_tiled_copy(&self, dtype: DType) -> Result<crate::TiledCopySpec> {
+        crate::TiledCopySpec::for_kernel(Atom::Transpose128, dtype)
+    }
+
+    /// The most 32-bit shared-memory words any bank serves in one transposed-read instruction of
+    /// warp 0 (each lane reads one word, or one 8-byte element, of row `grp * V + j` and word
+    /// column `wc`): 1 means conflict-free (2 for 8-byte elements, whose 256 bytes per warp take
+    /// two wavefronts at best). `None` for tiles that are not read transposed.
+    pub fn transposed_read_ways(&self, dtype: DType) -> Option<usize> {
+        if self.kind != TileKind::Transpose {
+            return None;
+        }
+        let w = dtype.size_bytes();
+        let (v, p) = (16 / w, (4 / w).max(1));
+        let ng = self.tile.1 / v;
+        let mut worst = 1;
+        for j in 0..v {
+            let mut words_per_bank: Vec<std::collections::BTreeSet<usize>> =
+                vec![Default::default(); 32];
+            for lane in 0..32 {
+                let (grp, wc) = Self::unit_of(lane, ng);
+                let byte = self.smem_offset(grp * v + j, wc * p) * w;
+                for word in (byte / 4)..(byte + w.max(4)) / 4 {
+                    words_per_bank[word % 32].insert(word);
+                }
+            }
+            worst = worst.max(words_per_bank.iter().map(|s| s.len()).max().unwrap_or(1));
+        }
+        Some(worst)
+    }
+
+    /// The (row group, word column) of transposed-read unit `u` (the kernel's mapping: lanes 0..7
+    /// take 8 row groups, the rest of the unit index steps the word column).
+    fn unit_of(u: usize, ng: usize) -> (usize, usize) {
+        let rest = u / 32;
+        (
+            (rest % (ng / 8)) * 8 + u % 8,
+            (rest / (ng / 8)) * 4 + (u / 8) % 4,
+        )
+    }
+
+    /// What thread `t` moves in a tile (see [`ThreadWork`]).
+    pub fn thread_work(&self, dtype: DType, t: usize) -> Result<ThreadWork> {
+        let w = dtype.size_bytes();
+        let v = 16 / w;
+        if self.kind == TileKind::Narrow {
+            let (rows, cols) = (self.tile.1, self.tile.0);
+            let loads = (0..)
+                .map(|k| t + k * self.config.threads)
+                .take_while(|&i| i < rows * cols / v)
+                .map(|i| (i / (cols / v), (i % (cols / v)) * v))
+                .collect();
+            let stores = (0..)
+                .map(|k| (t + k * self.config.threads) * v)
+                .take_while(|&f| f < rows * cols)
+                .map(|f| (f % rows, f / rows, 1, v))
+                .collect();
+            return Ok(ThreadWork { loads, stores });
+        }
+        let spec = self.load_tiled_copy(dtype)?;
+        let coords = spec.thread_coords(t)?;
+        let loads: Vec<(usize, usize)> = coords.chunks(v).map(|c| c[0]).collect();
+        let stores = match self.kind {
+            TileKind::Rows => loads.iter().map(|&(r, c)| (r, c, 1, v)).collect(),
+            _ => {
+                let p = (4 / w).max(1);
+                let (ng, nw) = (self.tile.1 / v, self.tile.0 / p);
+                (0..ng * nw / self.config.threads)
+                    .map(|k| {
+                        let (grp, wc) = Self::unit_of(k * self.config.threads + t, ng);
+                        (grp * v, wc * p, v, p)
+                    })
+                    .collect()
+            }
+        };
+        Ok(ThreadWork { loads, stores })
+    }
 }
 
 impl fmt::Display for TensorPlan {
@@ -578,5 +689,169 @@ fn launch_plan(plan: &TensorPlan, src: u64, dst: u64, stream: &Arc<CudaStream>) 
             }
             ffi::launch_tensor(&desc)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(dtype: DType, src: Layout, dst: Layout) -> TensorPlan {
+        TensorPlan::new(dtype, src, dst, (0, 0)).unwrap()
+    }
+    fn rm(s: &[usize]) -> Layout {
+        Layout::row_major(s).unwrap()
+    }
+
+    #[test]
+    fn swizzle_is_cutes_xor_of_the_row_bits_into_the_chunk_bits() {
+        // Swizzle<3,2,6> on (64-column f32 rows): chunk (bits 2..5) ^= row / 4 (bits 8..11)
+        assert_eq!(swizzle(0, (3, 2, 6)), 0);
+        assert_eq!(swizzle(4 * 64, (3, 2, 6)), 4 * 64 + 4); // row 4, col 0 -> chunk 1
+        assert_eq!(swizzle(4 * 64 + 5, (3, 2, 6)), 4 * 64 + 1); // row 4, col 5 (chunk 1) -> chunk 0
+        for o in 0..8192 {
+            assert_eq!(
+                swizzle(swizzle(o, (3, 2, 6)), (3, 2, 6)),
+                o,
+                "an involution"
+            );
+        }
+    }
+
+    #[test]
+    fn transposes_route_to_the_swizzled_tile_and_read_it_without_bank_conflicts() {
+        for dtype in [DType::U8, DType::F16, DType::F32, DType::F64] {
+            let src = rm(&[1000, 1000]).permute(&[1, 0]).unwrap();
+            let p = plan(dtype, src, rm(&[1000, 1000]));
+            let TensorRoute::Transpose(t) = p.route else {
+                panic!("{p}")
+            };
+            assert_eq!(t.kind, TileKind::Transpose);
+            assert_eq!((t.mode_a, t.mode_b), (0, 1));
+            let w = dtype.size_bytes();
+            assert_eq!(t.vec_load && t.vec_store, (1000 * w) % 16 == 0, "{p}");
+            // conflict-free: one wavefront per 128 bytes (two for a warp's 8-byte elements)
+            assert_eq!(
+                t.transposed_read_ways(dtype),
+                Some((w / 4).max(1)),
+                "{dtype}"
+            );
+            // every tile element has one place in shared memory
+            let mut seen = vec![false; t.tile.0 * t.tile.1];
+            for r in 0..t.tile.1 {
+                for c in 0..t.tile.0 {
+                    let o = t.smem_offset(r, c);
+                    assert!(!seen[o]);
+                    seen[o] = true;
+                }
+            }
+            // the threads' stores cover the tile once
+            let mut cover = vec![0u8; t.tile.0 * t.tile.1];
+            for th in 0..t.config.threads {
+                for (r0, c0, nr, nc) in t.thread_work(dtype, th).unwrap().stores {
+                    for r in r0..r0 + nr {
+                        for c in c0..c0 + nc {
+                            cover[r * t.tile.0 + c] += 1;
+                        }
+                    }
+                }
+            }
+            assert!(cover.iter().all(|&x| x == 1), "{dtype}");
+        }
+        // without a swizzle the same read would conflict: the swizzle is what makes it free
+        let src = rm(&[1024, 1024]).permute(&[1, 0]).unwrap();
+        let TensorRoute::Transpose(mut t) = plan(DType::F32, src, rm(&[1024, 1024])).route else {
+            panic!()
+        };
+        t.swizzle = None;
+        assert!(t.transposed_read_ways(DType::F32).unwrap() >= 8);
+    }
+
+    #[test]
+    fn head_permutes_nchw_and_batched_views_take_their_routes() {
+        let x = rm(&[8, 32, 4096, 128]);
+        let p = plan(
+            DType::F16,
+            x.permute(&[0, 2, 1, 3]).unwrap(),
+            rm(&[8, 4096, 32, 128]),
+        );
+        let TensorRoute::Transpose(t) = p.route else {
+            panic!("{p}")
+        };
+        assert_eq!(t.kind, TileKind::Rows);
+        assert_eq!(
+            p.coalesced.0.shape()[t.mode_b],
+            4096,
+            "the row mode fills the tile: {p}"
+        );
+        assert!(t.vec_load && t.vec_store);
+
+        let nchw = rm(&[64, 3, 224, 224]);
+        let p = plan(
+            DType::F32,
+            nchw.permute(&[0, 2, 3, 1]).unwrap(),
+            rm(&[64, 224, 224, 3]),
+        );
+        let TensorRoute::Transpose(t) = p.route else {
+            panic!("{p}")
+        };
+        assert_eq!(t.kind, TileKind::Narrow);
+        assert_eq!(t.tile.1, 3);
+        assert!(
+            t.tile.0 * 3 * 4 <= t.config.smem_bytes && t.vec_load && t.vec_store,
+            "{p}"
+        );
+        assert_eq!(t.tiles.0, 19, "balanced tiles along HW: {p}");
+
+        let b = Layout::new(&[64, 1024, 1023], &[1 << 20, 1024, 1]).unwrap();
+        let p = plan(DType::F16, b, rm(&[64, 1024, 1023]));
+        let TensorRoute::Matrix(m) = &p.route else {
+            panic!("{p}")
+        };
+        assert_eq!(
+            (m.src.rows, m.src.cols, m.src.ld, m.dst.ld),
+            (65536, 1023, 1024, 1023)
+        );
+        assert_eq!(m.atom, Atom::Realign128);
+
+        let p = plan(
+            DType::U8,
+            Layout::new(&[6, 33, 37], &[1500, 40, 1]).unwrap(),
+            rm(&[6, 33, 37]),
+        );
+        assert!(matches!(p.route, TensorRoute::Rows { items: 6, .. }), "{p}");
+        // a packed copy of any rank is one run
+        let p = plan(DType::U8, rm(&[3, 4, 5, 6]), rm(&[3, 4, 5, 6]));
+        assert_eq!(p.coalesced.0.to_string(), "(360):(1)");
+    }
+
+    #[test]
+    fn bad_tensor_copies_are_typed_errors() {
+        let e = TensorPlan::new(DType::F32, rm(&[4, 5]), rm(&[5, 4]), (0, 0));
+        assert!(matches!(e, Err(Error::LayoutMismatch { .. })));
+        let e = TensorPlan::new(
+            DType::F32,
+            rm(&[4, 5]),
+            Layout::new(&[4, 5], &[0, 1]).unwrap(),
+            (0, 0),
+        );
+        assert!(matches!(e, Err(Error::DestinationNotInjective(_))));
+        // a broadcast source is fine
+        TensorPlan::new(
+            DType::F32,
+            Layout::new(&[4, 5], &[0, 1]).unwrap(),
+            rm(&[4, 5]),
+            (0, 0),
+        )
+        .unwrap();
+        // misaligned offsets turn 16-byte accesses off, never an error
+        let src = rm(&[64, 64]).permute(&[1, 0]).unwrap();
+        let TensorRoute::Transpose(t) = TensorPlan::new(DType::F32, src, rm(&[64, 64]), (4, 8))
+            .unwrap()
+            .route
+        else {
+            panic!()
+        };
+        assert!(!t.vec_load && !t.vec_store);
     }
 }

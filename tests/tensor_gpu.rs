@@ -365,10 +365,10 @@ fn random_layouts_of_rank_one_to_six_are_exact() {
         let budget = if i % 10 == 0 { 400_000 } else { 20_000 };
         let mut shape = vec![1usize; rank];
         let mut size = 1usize;
-        for m in 0..rank {
+        for extent in shape.iter_mut() {
             let cap = (budget / size).clamp(1, 300);
-            shape[m] = r.random_range(1..=cap.min(if rank > 2 { 40 } else { 300 }));
-            size *= shape[m];
+            *extent = r.random_range(1..=cap.min(if rank > 2 { 40 } else { 300 }));
+            size *= *extent;
         }
         let src = random_side(&shape, &mut r);
         let dst = random_side(&shape, &mut r);

@@ -12,6 +12,8 @@
 //!                                        a paged-cache block gather in one launch: verified, timed
 //!   cute-copy batch [--copies 10000 --max-rows 64 --max-cols 512]
 //!                                        many random 2D copies in one launch: verified, timed
+//!   cute-copy tensor --dtype f16 --shape 8,32,4096,128 --permute 0,2,1,3 [--run] [--svg FILE]
+//!                                        a copy between layouts of any rank: explained, run
 
 use std::process::ExitCode;
 
@@ -26,6 +28,7 @@ mod explain;
 mod flags;
 mod run;
 mod svg;
+mod tensor;
 
 use explain::ExplainArgs;
 use run::RunArgs;
@@ -82,6 +85,10 @@ enum Command {
     /// Many random 2D copies (mixed shapes, offsets, alignments) in one launch: verified, timed
     /// against a D2D memcpy of the same bytes.
     Batch(batch::BatchArgs),
+    /// A copy between layouts of any rank (a transpose, a permute, NCHW -> NHWC): the layouts
+    /// before and after coalescing, the route and why, the shared-memory tile and its swizzle, one
+    /// thread's work (no GPU needed); with --run, verified and timed against a D2D memcpy.
+    Tensor(tensor::TensorArgs),
 }
 
 fn main() -> ExitCode {
@@ -94,6 +101,7 @@ fn main() -> ExitCode {
         Command::Bench { quick } => bench::bench(quick),
         Command::Blocks(args) => batch::blocks(&args),
         Command::Batch(args) => batch::batch(&args),
+        Command::Tensor(args) => tensor::tensor(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
