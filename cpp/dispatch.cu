@@ -91,7 +91,7 @@ void launch_copy(CopyDesc const& d) {
   require(row.family != FamilyId::transpose, std::string(row.name) + " runs tensor descriptors, not 2D copies");
   if (row.family == FamilyId::realign) {  // any alignment: only element alignment is required
     RowsDesc r = rows_of(d);
-    launch_realign(static_cast<AtomId>(d.atom), width, r, nullptr, 0, r.items * r.dst_rows * r.segs, nullptr, 0, 0,
+    launch_realign(static_cast<AtomId>(d.atom), width, r, nullptr, 0, realign_tasks(r), nullptr, 0, 0,
                    reinterpret_cast<cudaStream_t>(d.stream));
     return;
   }
@@ -114,7 +114,7 @@ void launch_rows(RowsDesc const& one, BatchLaunch const& b) {
   if (b.descs == 0) {  // one descriptor by value
     require(one.segs == realign_segments(one.dst_row_bytes) && one.task_begin == 0, "descriptor not planned");
     require(one.index_bytes == 4 || one.index_bytes == 8, "index width must be 4 or 8 bytes");
-    require(b.tasks == one.items * one.dst_rows * one.segs, "task count does not match the descriptor");
+    require(b.tasks == realign_tasks(one), "task count does not match the descriptor");
     require(one.src_row_bytes <= one.dst_row_bytes && one.src_rows <= one.dst_rows, "destination smaller than the source");
   }
   launch_realign(static_cast<AtomId>(b.atom), static_cast<int>(b.elem_bytes), one,

@@ -176,7 +176,7 @@ fn copy_desc(s: Extent, d: Extent) -> Result<RowsDesc> {
 }
 
 fn tasks_of(d: &RowsDesc) -> i64 {
-    d.items * d.dst_rows * d.segs
+    ffi::realign_tasks(d.items * d.dst_rows, d.segs)
 }
 
 /// A device buffer that counts indices found out of range by index-driven copies.

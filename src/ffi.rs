@@ -298,9 +298,20 @@ pub(crate) fn launch_tensor(desc: &TensorDesc) -> Result<(), Error> {
     unsafe { bridge::launch_tensor(desc) }.map_err(Error::from_cxx)
 }
 
-/// Warp tasks per destination row of `row_bytes` bytes in the realign kernel.
+/// Warp tasks per destination row of `row_bytes` bytes in the realign kernel; negative, `-R`,
+/// when `R` short rows share one warp task (groups of 32 / R lanes).
 pub(crate) fn rows_segments(row_bytes: i64) -> Result<i64, Error> {
     bridge::rows_segments(row_bytes).map_err(Error::from_cxx)
+}
+
+/// Warp tasks of `rows` rows (items x rows per item) at `segs` from [`rows_segments`] (the rule of
+/// the kernel's `realign_tasks`).
+pub(crate) fn realign_tasks(rows: i64, segs: i64) -> i64 {
+    if segs > 0 {
+        rows * segs
+    } else {
+        (rows + (-segs) - 1) / (-segs)
+    }
 }
 
 /// Mean host nanoseconds per launch when C++ launches `desc` `iters` times itself.

@@ -176,7 +176,8 @@ pub struct Plan {
     /// The compiled configuration of (atom, width).
     pub config: KernelConfig,
     /// Tiles over the destination, (tiles_m, tiles_n); one block per tile. For the realign family:
-    /// (rows, segments per row), one warp task each, 8 warps per block.
+    /// (row tasks, segments per row), one warp task each, 8 warps per block; a row task is one row,
+    /// or 2 or 4 rows of at most 1 KiB or 512 bytes copied by groups of 16 or 8 lanes.
     pub tiles: (usize, usize),
     /// Whether the last row of tiles takes the predicated path (interior tiles never do).
     pub predicated_last_row: bool,
@@ -262,8 +263,14 @@ impl Plan {
                 launched.1.cols.checked_mul(e).ok_or_else(|| {
                     Error::Overflow(format!("a row of {} elements", launched.1.cols))
                 })?;
-            let segs = crate::ffi::rows_segments(row_bytes as i64)? as usize;
-            (launched.1.rows, segs)
+            // (warp tasks along the rows, segments per task): short rows share a task
+            let segs = crate::ffi::rows_segments(row_bytes as i64)?;
+            let rows = launched.1.rows as i64;
+            if segs > 0 {
+                (rows as usize, segs as usize)
+            } else {
+                (crate::ffi::realign_tasks(rows, segs) as usize, 1)
+            }
         } else {
             (dst.rows.div_ceil(tm), dst.cols.div_ceil(tn))
         };
@@ -505,8 +512,19 @@ impl Plan {
             "TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> over the body: thread layout (32):(1) (a warp), value layout (1): consecutive lanes own consecutive vectors, {} vectors in flight per lane a warp-width apart; heads, tails and the vectors beside them go element by element under identity-tensor predicates (nothing outside a row is read or written)",
             self.config.tile.1 * e / 16 / 32
         ));
+        let packed = self.launched.0.rows > self.tiles.0;
         if self.blocks() == 0 {
             r.push("empty copy: nothing to launch".into());
+        } else if packed {
+            let per = self.launched.0.rows.div_ceil(self.tiles.0);
+            r.push(format!(
+                "rows of {} B are short: {per} rows share a warp task, each copied by a group of {} lanes (the same TiledCopy with thread layout ({}):(1), shuffles within the group): {} tasks, {REALIGN_WARPS} warps per block ({} blocks)",
+                self.launched.1.cols * e,
+                32 / per,
+                32 / per,
+                self.tiles.0,
+                self.blocks()
+            ));
         } else {
             r.push(format!(
                 "warp tasks: {} row{} x {} segment{} of up to {} B = {} tasks, {REALIGN_WARPS} warps per block ({} blocks), at most 64 registers per thread so that 4 blocks fit on an SM",

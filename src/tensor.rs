@@ -649,7 +649,7 @@ fn launch_plan(plan: &TensorPlan, src: u64, dst: u64, stream: &Arc<CudaStream>) 
                 elem_bytes: e as u32,
                 descs: 0,
                 count: 1,
-                tasks: one.items * one.dst_rows * one.segs,
+                tasks: ffi::realign_tasks(one.items * one.dst_rows, one.segs),
                 status: 0,
                 src_base: 0,
                 dst_base: 0,

@@ -65,7 +65,7 @@ fn check<T: Element>(stream: &Stream, src: Side, dst: Side, r: &mut impl Rng) ->
             .unwrap();
         let mut dv = reshape_mut(&mut dv, dst.layout);
         cute_copy::copy_tensor(&sv, &mut dv, stream)
-            .unwrap_or_else(|e| panic!("{src:?} -> {dst:?}: {e}"))
+            .unwrap_or_else(|e| panic!("{} {src:?} -> {dst:?}: {e}", std::any::type_name::<T>()))
     };
     let got = d.to_host(stream).unwrap();
     let bad = got

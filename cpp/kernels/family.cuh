@@ -45,7 +45,10 @@ void launch_realign(AtomId atom, int width, RowsDesc const& one, RowsDesc const*
                     std::uint64_t dst_base, cudaStream_t stream);
 ConfigValues config_realign(AtomId atom, int width);
 // Warp tasks (segments) the realign kernel splits a destination row of `row_bytes` into.
+// Negative: -R, R rows of at most 512 bytes (R = 4) or 1 KiB (R = 2) share one warp task.
 std::int64_t realign_segments(std::int64_t row_bytes);
+// Warp tasks of one descriptor: items x dst_rows x segs, or items x dst_rows / R rounded up.
+std::int64_t realign_tasks(RowsDesc const& d);
 
 // The transpose family takes a tensor descriptor (layouts of rank 1..6, planned in Rust).
 void launch_transpose(AtomId atom, int width, TensorDesc const& desc);

@@ -15,7 +15,8 @@
 // boundary), a body of 16-byte-aligned vectors and a tail (< 16 bytes). The body is a rank-1 tensor
 // of uint128_t; a TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> with 32 threads (one warp) and one
 // value per thread partitions a segment of kVecs vectors, so consecutive lanes own consecutive vectors
-// and each lane keeps kVecs/32 vectors in flight, a warp-width apart. The source bytes of a destination
+// and each lane keeps kVecs/32 vectors in flight, a warp-width apart (rows of at most 512 bytes or
+// 1 KiB are copied by groups of 8 or 16 lanes instead, four or two rows per warp task). The source bytes of a destination
 // vector start at a fixed misalignment m (0..15) within the source's 16-byte grid for the whole row:
 // the lane loads the two aligned source vectors that cover them (one when m == 0; the second is the
 // next lane's first, an L1 hit) and funnel-shifts them into place. Vectors whose aligned source
@@ -49,7 +50,7 @@ namespace {
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kVecsPerLane = CUTE_COPY_REALIGN_VECS_PER_LANE;
-constexpr int kVecs = 32 * kVecsPerLane;  // 16-byte vectors per warp task (2 KiB)
+constexpr int kWarpVecs = 32 * kVecsPerLane;  // 16-byte vectors per whole-warp task (2 KiB)
 
 using Vec = cute::uint128_t;
 
@@ -104,27 +105,35 @@ CUTE_DEVICE uint4 masked_vector(std::uint8_t const* s, std::int64_t ls, std::int
 // + l (the TiledCopy's partition) and loads A_v; A_{v+1} is lane l + 1's A_v (a warp shuffle; lane 31
 // takes lane 0's next one, and loads one extra vector past the segment). A_v that sticks out of the
 // source row is read element by element with zeros outside it, which is also what a pad needs.
-template <int Width>
+//
+// G is the group of lanes that copies the row: the whole warp (32), or 8 or 16 lanes when a warp
+// task packs 4 or 2 short rows (one per group, `mask` its lanes); `lane` is the lane in the group.
+template <int Width, int G>
 CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* d, std::int64_t ld,
-                          std::int64_t seg, int lane) {
+                          std::int64_t seg, int lane, unsigned mask) {
   using E = uint_byte_t<Width>;
+  constexpr int kVecs = G * kVecsPerLane;                 // 16-byte vectors per segment
+  constexpr int kEdge = (16 / Width + G - 1) / G;         // head / tail elements per lane
   std::int64_t const head = cute::min(ld, std::int64_t((16 - (reinterpret_cast<std::uintptr_t>(d) & 15)) & 15));
   std::int64_t const nb = (ld - head) / 16;  // aligned destination vectors
   std::int64_t const tail = head + nb * 16;  // row offset of the tail (< 16 bytes)
 
   // Head and tail elements (segment 0): loaded now, stored last, so they share the body's round trip.
-  std::int64_t const ho = std::int64_t(lane) * Width, to = tail + std::int64_t(lane) * Width;
-  bool const has_head = seg == 0 && ho < head, has_tail = seg == 0 && to < ld;
-  E h = has_head && ho < ls ? *reinterpret_cast<E const*>(s + ho) : E(0);
-  E t = has_tail && to < ls ? *reinterpret_cast<E const*>(s + to) : E(0);
+  E h[kEdge], t[kEdge];
+  CUTE_UNROLL
+  for (int i = 0; i < kEdge; ++i) {
+    std::int64_t const ho = std::int64_t(lane + i * G) * Width, to = tail + ho;
+    h[i] = seg == 0 && ho < head && ho < ls ? *reinterpret_cast<E const*>(s + ho) : E(0);
+    t[i] = seg == 0 && to < ld && to < ls ? *reinterpret_cast<E const*>(s + to) : E(0);
+  }
 
   if (seg * kVecs < nb) {
     std::uint8_t const* sb = s + head;
     int const m = static_cast<int>(reinterpret_cast<std::uintptr_t>(sb) & 15);
     std::int64_t const a0 = head - m;  // row offset of A_0
     TiledCopy tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<Vec>, Vec>{},
-                                           Layout<Shape<_32>>{},   // thread layout: one warp
-                                           Layout<Shape<_1>>{});   // value layout: one vector per call
+                                           Layout<Shape<Int<G>>>{},  // thread layout: the group
+                                           Layout<Shape<_1>>{});     // value layout: one vector per call
     auto tile = Shape<Int<kVecs>>{};
     Tensor mD = make_tensor(make_gmem_ptr(reinterpret_cast<Vec*>(d + head)), make_shape(nb));      // (NB)
     Tensor mA = make_tensor(make_gmem_ptr(reinterpret_cast<Vec const*>(s + a0)), make_shape(nb + 1));  // (NB+1) A_v
@@ -141,10 +150,10 @@ CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* 
     std::int64_t const o_first = a0 + 16 * v0, o_end = a0 + 16 * (v0 + kVecs + (m != 0));
     // Interior (peeled): every A_v the segment reads lies inside the source row, every v < nb.
     bool const interior = v0 + kVecs <= nb && o_first >= 0 && o_end <= ls;
-    uint4 extra = make_uint4(0, 0, 0, 0);  // lane 31: A_{v0 + kVecs}
+    uint4 extra = make_uint4(0, 0, 0, 0);  // lane G-1: A_{v0 + kVecs}
     if (interior) {
       copy(tiled_copy, tAgA, tArA);
-      if (m != 0 && lane == 31) extra = as_u4((&tAgA(0, kVecsPerLane - 1))[1]);
+      if (m != 0 && lane == G - 1) extra = as_u4((&tAgA(0, kVecsPerLane - 1))[1]);
     } else {
       CUTE_UNROLL
       for (int k = 0; k < kVecsPerLane; ++k) {
@@ -153,23 +162,23 @@ CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* 
         uint4 a = o >= 0 && o + 16 <= ls ? as_u4(tAgA(0, k)) : masked_vector<Width>(s, ls, o);
         tArA(0, k) = reinterpret_cast<Vec const&>(a);
       }
-      if (m != 0 && lane == 31) {
+      if (m != 0 && lane == G - 1) {
         std::int64_t const o = a0 + 16 * (std::int64_t(get<0>(tDcD(0, kVecsPerLane - 1))) + 1);
         extra = o >= ls ? make_uint4(0, 0, 0, 0) : masked_vector<Width>(s, ls, o);
       }
     }
     if (m != 0) {
-      // out_v = bytes [m, m + 16) of A_v:A_{v+1}. Lane l < 31 reads A_{v+1} from lane l + 1 (same k);
-      // lane 31 reads lane 0's A at k + 1, which lane 0 offers in place of its own, and for the last
-      // k takes the extra vector it loaded itself.
+      // out_v = bytes [m, m + 16) of A_v:A_{v+1}. Lane l < G-1 reads A_{v+1} from lane l + 1 (same
+      // k); lane G-1 reads lane 0's A at k + 1, which lane 0 offers in place of its own, and for the
+      // last k takes the extra vector it loaded itself. Shuffles stay inside the group (width G).
       CUTE_UNROLL
       for (int k = 0; k < kVecsPerLane; ++k) {
         uint4 const a = as_u4(tArA(0, k));
         uint4 const offer = lane != 0 ? a : k + 1 < kVecsPerLane ? as_u4(tArA(0, k + 1)) : extra;
-        int const from = (lane + 1) & 31;
-        uint4 b = make_uint4(__shfl_sync(0xffffffffu, offer.x, from), __shfl_sync(0xffffffffu, offer.y, from),
-                             __shfl_sync(0xffffffffu, offer.z, from), __shfl_sync(0xffffffffu, offer.w, from));
-        if (lane == 31 && k + 1 == kVecsPerLane) b = extra;
+        int const from = (lane + 1) & (G - 1);
+        uint4 b = make_uint4(__shfl_sync(mask, offer.x, from, G), __shfl_sync(mask, offer.y, from, G),
+                             __shfl_sync(mask, offer.z, from, G), __shfl_sync(mask, offer.w, from, G));
+        if (lane == G - 1 && k + 1 == kVecsPerLane) b = extra;
         uint4 const r = realign(a, b, m);
         tArA(0, k) = reinterpret_cast<Vec const&>(r);
       }
@@ -183,8 +192,12 @@ CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* 
       copy_if(tiled_copy, tDpD, tArA, tDgD);
     }
   }
-  if (has_head) *reinterpret_cast<E*>(d + ho) = h;
-  if (has_tail) *reinterpret_cast<E*>(d + to) = t;
+  CUTE_UNROLL
+  for (int i = 0; i < kEdge; ++i) {
+    std::int64_t const ho = std::int64_t(lane + i * G) * Width, to = tail + ho;
+    if (seg == 0 && ho < head) *reinterpret_cast<E*>(d + ho) = h[i];
+    if (seg == 0 && to < ld) *reinterpret_cast<E*>(d + to) = t[i];
+  }
 }
 
 template <class I>
@@ -210,6 +223,24 @@ CUTE_DEVICE std::int64_t side_index(std::uint64_t index, int index_bytes, int in
   return i;
 }
 
+// Row r (item-major: item r / dst_rows, row r % dst_rows) of descriptor p, segment seg, by a group
+// of G lanes; rows past the descriptor's (the last packed task's spare groups) do nothing.
+template <int Width, int G>
+CUTE_DEVICE void run_task(RowsDesc const& p, std::int64_t seg, std::int64_t r, int lane, unsigned mask,
+                          unsigned long long* status, std::uint64_t src_base, std::uint64_t dst_base) {
+  if (r >= p.items * p.dst_rows) return;
+  std::int64_t const item = r / p.dst_rows, row = r % p.dst_rows;
+  bool const record = lane == 0 && row == 0 && seg == 0;
+  std::int64_t const si = side_index(p.src_index, p.index_bytes, p.index_stride, item, p.src_items, status, record);
+  if (si < 0) return;
+  std::int64_t const di = side_index(p.dst_index, p.index_bytes, p.index_stride, item, p.dst_items, status, record);
+  if (di < 0) return;
+  auto const* s = reinterpret_cast<std::uint8_t const*>(src_base + p.src) + si * p.src_item_stride + row * p.src_pitch;
+  auto* d = reinterpret_cast<std::uint8_t*>(dst_base + p.dst) + di * p.dst_item_stride + row * p.dst_pitch;
+  std::int64_t const ls = row < p.src_rows ? p.src_row_bytes : 0;
+  copy_row<Width, G>(s, ls, d, p.dst_row_bytes, seg, lane, mask);
+}
+
 template <int Width, bool Batched>
 __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
     realign_kernel(RowsDesc const one, RowsDesc const* descs, int count, std::int64_t tasks,
@@ -229,18 +260,15 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
     }
     RowsDesc const& p = *dp;
     std::int64_t const local = task - p.task_begin;
-    std::int64_t const seg = local % p.segs;
-    std::int64_t const r = local / p.segs;
-    std::int64_t const item = r / p.dst_rows, row = r % p.dst_rows;
-    bool const record = lane == 0 && row == 0 && seg == 0;
-    std::int64_t const si = side_index(p.src_index, p.index_bytes, p.index_stride, item, p.src_items, status, record);
-    if (si < 0) continue;
-    std::int64_t const di = side_index(p.dst_index, p.index_bytes, p.index_stride, item, p.dst_items, status, record);
-    if (di < 0) continue;
-    auto const* s = reinterpret_cast<std::uint8_t const*>(src_base + p.src) + si * p.src_item_stride + row * p.src_pitch;
-    auto* d = reinterpret_cast<std::uint8_t*>(dst_base + p.dst) + di * p.dst_item_stride + row * p.dst_pitch;
-    std::int64_t const ls = row < p.src_rows ? p.src_row_bytes : 0;
-    copy_row<Width>(s, ls, d, p.dst_row_bytes, seg, lane);
+    if (p.segs > 0) {
+      run_task<Width, 32>(p, local % p.segs, local / p.segs, lane, 0xffffffffu, status, src_base, dst_base);
+    } else if (p.segs == -2) {  // two rows per task, 16 lanes each
+      int const g = lane / 16;
+      run_task<Width, 16>(p, 0, local * 2 + g, lane % 16, 0xffffu << (16 * g), status, src_base, dst_base);
+    } else {  // four rows per task, 8 lanes each
+      int const g = lane / 8;
+      run_task<Width, 8>(p, 0, local * 4 + g, lane % 8, 0xffu << (8 * g), status, src_base, dst_base);
+    }
   }
 }
 
@@ -274,7 +302,7 @@ struct RealignConfig {
   // call; a block's 8 warps take 8 consecutive (row, segment) tasks of kVecs vectors each: with
   // one segment per row, an (8, kVecs * 16 / Width) tile.
   static ConfigValues run() {
-    return {kThreads, kWarps, 32, 1, 16 / Width, kWarps, kVecs * 16 / Width, 0};
+    return {kThreads, kWarps, 32, 1, 16 / Width, kWarps, kWarpVecs * 16 / Width, 0};
   }
 };
 
@@ -291,8 +319,17 @@ auto dispatch(AtomId atom, int width, Args const&... args) {
 }  // namespace
 
 std::int64_t realign_segments(std::int64_t row_bytes) {
+  // Short rows share a warp task: four groups of 8 lanes (up to 8 x 4 vectors = 512 bytes of body)
+  // or two of 16 (1 KiB); longer rows take the whole warp, one task per 2 KiB segment.
+  if (row_bytes <= 8 * kVecsPerLane * 16) return -4;
+  if (row_bytes <= 16 * kVecsPerLane * 16) return -2;
   std::int64_t const vecs = row_bytes / 16;
-  return cute::max<std::int64_t>(1, (vecs + kVecs - 1) / kVecs);
+  return cute::max<std::int64_t>(1, (vecs + kWarpVecs - 1) / kWarpVecs);
+}
+
+std::int64_t realign_tasks(RowsDesc const& d) {
+  std::int64_t const rows = d.items * d.dst_rows;
+  return d.segs > 0 ? rows * d.segs : (rows + (-d.segs) - 1) / (-d.segs);
 }
 
 void launch_realign(AtomId atom, int width, RowsDesc const& one, RowsDesc const* descs, int count,

@@ -44,8 +44,7 @@ namespace {
 constexpr int kThreads = 256;
 
 // Resident blocks per SM the register budget is fitted to, per element width: 3 (<= 80 registers,
-// a few spilled words) for 4- and 8-byte elements, 2 (<= 128, no spills) for 1- and 2-byte ones,
-// whose transposed read needs more registers (prmt). Measured on the H200 (docs/transpose-tuning.md):
+// a few spilled words) for 4-byte elements, 2 (<= 128, no spills) for the others. Measured on the H200 (docs/transpose-tuning.md):
 // f32 16384^2 0.884x -> 0.928x of D2D with 3; u8 8192^2 0.873x -> 0.750x (spills); the f16 head
 // permute 0.942x -> 0.901x. CUTE_COPY_TRANSPOSE_MIN_BLOCKS overrides all widths.
 template <int Width>
@@ -53,7 +52,7 @@ constexpr int min_blocks() {
 #ifdef CUTE_COPY_TRANSPOSE_MIN_BLOCKS
   return CUTE_COPY_TRANSPOSE_MIN_BLOCKS;
 #else
-  return Width >= 4 ? 3 : 2;
+  return Width == 4 ? 3 : 2;
 #endif
 }
 constexpr int kSmemBytes = 32768;
@@ -148,8 +147,9 @@ struct Kernel {
   // Edge tile (or no 16-byte loads): the TiledCopy's partition, whole vectors inside the tile as
   // 16-byte loads, the rest element by element straight into shared memory. Out of line: the
   // interior path keeps its registers.
-  static __noinline__ __device__ void edge_load(Args const& g, std::uint8_t* smem, std::uint8_t const* s,
-                                                std::int64_t ea, std::int64_t eb) {
+  // (Out-of-line functions take scalars, never a reference to the __grid_constant__ arguments.)
+  static __noinline__ __device__ void edge_load(std::uint8_t* smem, std::uint8_t const* s, std::int64_t sa,
+                                                std::int64_t sb, bool vec_load, std::int64_t ea, std::int64_t eb) {
     auto const sl = typename T::SmemLayout{};
     TiledCopy tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, E>{}, typename T::ThrLayout{},
                                            typename T::ValLayout{});
@@ -158,24 +158,25 @@ struct Kernel {
     CUTE_UNROLL
     for (int k = 0; k < size<1>(tc); ++k) {
       int const r = get<0>(tc(0, k, 0)), c = get<1>(tc(0, k, 0));
-      if (g.vec_load && r < eb && c + V <= ea) v(k) = *reinterpret_cast<uint128_t const*>(s + (r * g.sb + c) * Width);
+      if (vec_load && r < eb && c + V <= ea) v(k) = *reinterpret_cast<uint128_t const*>(s + (r * sb + c) * Width);
     }
     CUTE_UNROLL
     for (int k = 0; k < size<1>(tc); ++k) {
       int const r = get<0>(tc(0, k, 0)), c = get<1>(tc(0, k, 0));
       std::uint8_t* to = smem + sl(r, c) * Width;  // V elements contiguous under the swizzle
-      if (g.vec_load && r < eb && c + V <= ea) {
+      if (vec_load && r < eb && c + V <= ea) {
         *reinterpret_cast<uint128_t*>(to) = v(k);
       } else if (r < eb && c < ea) {
-        copy_elems(s + (r * g.sb + c * g.sa) * Width, g.sa, to, 1, static_cast<int>(cute::min<std::int64_t>(V, ea - c)));
+        copy_elems(s + (r * sb + c * sa) * Width, sa, to, 1, static_cast<int>(cute::min<std::int64_t>(V, ea - c)));
       }
     }
   }
 
   // Kind rows, edge tile (or no 16-byte stores): whole vectors as 16-byte stores, the rest element
   // by element.
-  static __noinline__ __device__ void edge_store_rows(Args const& g, std::uint8_t const* smem, std::uint8_t* d,
-                                                      std::int64_t ea, std::int64_t eb) {
+  static __noinline__ __device__ void edge_store_rows(std::uint8_t const* smem, std::uint8_t* d, std::int64_t da,
+                                                      std::int64_t db, bool vec_store, std::int64_t ea,
+                                                      std::int64_t eb) {
     auto const sl = typename T::SmemLayout{};
     TiledCopy tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, E>{}, typename T::ThrLayout{},
                                            typename T::ValLayout{});
@@ -184,18 +185,19 @@ struct Kernel {
     for (int k = 0; k < size<1>(tc); ++k) {
       int const r = get<0>(tc(0, k, 0)), c = get<1>(tc(0, k, 0));
       std::uint8_t const* from = smem + sl(r, c) * Width;
-      if (g.vec_store && r < eb && c + V <= ea) {
-        *reinterpret_cast<uint128_t*>(d + (r * g.db + c) * Width) = *reinterpret_cast<uint128_t const*>(from);
+      if (vec_store && r < eb && c + V <= ea) {
+        *reinterpret_cast<uint128_t*>(d + (r * db + c) * Width) = *reinterpret_cast<uint128_t const*>(from);
       } else if (r < eb && c < ea) {
-        copy_elems(from, 1, d + (r * g.db + c * g.da) * Width, g.da, static_cast<int>(cute::min<std::int64_t>(V, ea - c)));
+        copy_elems(from, 1, d + (r * db + c * da) * Width, da, static_cast<int>(cute::min<std::int64_t>(V, ea - c)));
       }
     }
   }
 
   // Kind transpose, a unit whose V rows are cut by the tile edge (or no 16-byte stores): column by
   // column, row by row, straight from shared memory.
-  static __noinline__ __device__ void edge_store_columns(Args const& g, std::uint8_t const* smem, std::uint8_t* d,
-                                                         std::int64_t ea, std::int64_t eb, int grp, int wc) {
+  static __noinline__ __device__ void edge_store_columns(std::uint8_t const* smem, std::uint8_t* d, std::int64_t da,
+                                                         std::int64_t db, std::int64_t ea, std::int64_t eb, int grp,
+                                                         int wc) {
     auto const sl = typename T::SmemLayout{};
     std::int64_t const r0 = std::int64_t(grp) * V;
 #pragma unroll 1
@@ -204,7 +206,7 @@ struct Kernel {
       if (c >= ea) break;
 #pragma unroll 1
       for (int j = 0; j < V && r0 + j < eb; ++j)
-        st_elem<E>(d + (c * g.da + (r0 + j) * g.db) * Width, ld_elem<E>(smem + sl(grp * V + j, c) * Width));
+        st_elem<E>(d + (c * da + (r0 + j) * db) * Width, ld_elem<E>(smem + sl(grp * V + j, c) * Width));
     }
   }
 
@@ -240,7 +242,7 @@ struct Kernel {
       copy(tiled_copy, thr.partition_S(gS), frag);
       copy(tiled_copy, frag, tsT);  // 16-byte st.shared at the swizzled offsets
     } else {
-      edge_load(g, smem, s, ea, eb);
+      edge_load(smem, s, sa, sb, g.vec_load, ea, eb);
     }
     __syncthreads();
 
@@ -251,7 +253,7 @@ struct Kernel {
                                 make_layout(Shape<Int<TB>, Int<TA>>{}, make_stride(db, _1{})));
         copy(tiled_copy, frag, thr.partition_D(gD));
       } else {
-        edge_store_rows(g, smem, d, ea, eb);
+        edge_store_rows(smem, d, da, db, g.vec_store, ea, eb);
       }
     } else {
       // Transposed read. Unit u = (word column wc, row group grp): lanes 0..7 take 8 row groups,
@@ -271,7 +273,7 @@ struct Kernel {
         int const wc = (rest / (NG / 8)) * 4 + (u / 8) % 4;
         std::int64_t const r0 = std::int64_t(grp) * V;
         if (!(g.vec_store && r0 + V <= eb)) {
-          edge_store_columns(g, smem, d, ea, eb, grp, wc);
+          edge_store_columns(smem, d, da, db, ea, eb, grp, wc);
           continue;
         }
         Word w[V];
