@@ -351,7 +351,7 @@ pub fn smem_tile_svg(plan: &crate::TensorPlan) -> Result<String> {
     };
     let w = plan.dtype.size_bytes();
     let v = 16 / w;
-    let (rows, chunks) = (t.tile.1, t.tile.0 / v);
+    let (rows, chunks) = (t.tile.1, t.tile.0.div_ceil(v));
     let s = 26usize;
     let mut first_read = std::collections::BTreeMap::new(); // (row, chunk) -> lanes
     if t.kind == crate::TileKind::Transpose {

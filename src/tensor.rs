@@ -40,6 +40,10 @@ pub enum TileKind {
     /// The store mode `b` is short and the destination holds a tile as one run (stride of `a` ==
     /// extent of `b`): the tile is extent(`b`) rows of a longer run of `a`, stored contiguously.
     Narrow,
+    /// The mirror image: the load mode `a` is short and the source holds a tile as one run
+    /// (stride of `b` == extent of `a`; NHWC -> NCHW): loaded contiguously, stored as extent(`a`)
+    /// rows of a longer run of `b`.
+    NarrowLoad,
 }
 
 /// The transpose family's launch: modes, tile, grid and the legality of 16-byte accesses.
@@ -233,6 +237,10 @@ impl TensorPlan {
                         "the unit-stride mode {} is shared but {} modes remain after coalescing: tiles of {} rows of mode {} through shared memory, the other modes walked by the grid",
                         t.mode_a, cs.rank(), t.tile.1, t.mode_b
                     )),
+                    TileKind::NarrowLoad => v.push(format!(
+                        "the load mode {} has {} elements ({} bytes < {NARROW_MAX_BYTES}) and the source holds (mode {}, mode {}) as one run: tiles of {} x {} elements loaded as one contiguous run, stored as {} rows along mode {}",
+                        t.mode_a, cs.shape()[t.mode_a], cs.shape()[t.mode_a] * e, t.mode_b, t.mode_a, t.tile.1, t.tile.0, t.tile.0, t.mode_b
+                    )),
                     TileKind::Narrow => v.push(format!(
                         "the store mode {} has {} elements ({} bytes < {NARROW_MAX_BYTES}) and the destination holds (mode {}, mode {}) as one run: narrow tiles of {} x {} elements stored as one contiguous run",
                         t.mode_b, cd.shape()[t.mode_b], cd.shape()[t.mode_b] * e, t.mode_a, t.mode_b, t.tile.1, t.tile.0
@@ -288,6 +296,7 @@ fn transpose_tile(
     }
     let (ta_sq, tb_sq) = (config.tile.1, config.tile.0);
     let eb = cd.shape()[b];
+    let ea = cs.shape()[a];
     if kind == TileKind::Transpose
         && a != b
         && eb * w < NARROW_MAX_BYTES
@@ -295,15 +304,24 @@ fn transpose_tile(
         && cd.stride()[a] == eb
     {
         kind = TileKind::Narrow;
+    } else if kind == TileKind::Transpose
+        && a != b
+        && ea * w < NARROW_MAX_BYTES
+        && cs.stride()[a] == 1
+        && cs.stride()[b] == ea
+    {
+        kind = TileKind::NarrowLoad;
     }
     let v = 16 / w;
+    // as long as the stage allows, then balanced: every tile along the long mode nearly full
+    let balanced = |long: usize, short: usize| {
+        let most = config.smem_bytes / w / short / v * v;
+        let n = long.div_ceil(most);
+        long.div_ceil(n).div_ceil(v) * v
+    };
     let (ta, tb) = match kind {
-        TileKind::Narrow => {
-            // as long as the stage allows, then balanced: every tile along a nearly full
-            let most = config.smem_bytes / w / eb / v * v;
-            let n = cs.shape()[a].div_ceil(most);
-            (cs.shape()[a].div_ceil(n).div_ceil(v) * v, eb)
-        }
+        TileKind::Narrow => (balanced(ea, eb), eb),
+        TileKind::NarrowLoad => (ea, balanced(eb, ea)),
         _ => (ta_sq, tb_sq),
     };
     let tiles_a = cs.shape()[a].div_ceil(ta);
@@ -322,7 +340,7 @@ fn transpose_tile(
         .filter(|&x| x <= i64::MAX as usize)
         .ok_or_else(|| Error::Overflow("tile count".into()))?;
     let store_unit = if kind == TileKind::Rows { a } else { b };
-    let swizzle = (kind != TileKind::Narrow).then(|| {
+    let swizzle = matches!(kind, TileKind::Transpose | TileKind::Rows).then(|| {
         (
             3,
             (16 / w).trailing_zeros(),
@@ -335,7 +353,14 @@ fn transpose_tile(
         mode_b: b,
         tile: (ta, tb),
         tiles: (tiles_a, tiles_b, tiles),
-        vec_load: vector_legal(cs, a, a, offset_bytes.0, w),
+        // a narrow-load tile is one source run: the stride of mode b inside it does not matter
+        vec_load: vector_legal(
+            cs,
+            a,
+            if kind == TileKind::NarrowLoad { b } else { a },
+            offset_bytes.0,
+            w,
+        ),
         // a narrow tile is one destination run: the stride of mode a inside it does not matter
         vec_store: vector_legal(
             cd,
@@ -439,6 +464,23 @@ impl TransposeTile {
                 .map(|k| (t + k * self.config.threads) * v)
                 .take_while(|&f| f < rows * cols)
                 .map(|f| (f % rows, f / rows, 1, v))
+                .collect();
+            return Ok(ThreadWork { loads, stores });
+        }
+        if self.kind == TileKind::NarrowLoad {
+            // the source tile is one run of rows * cols elements (col = a fastest), loaded flat;
+            // each store is V consecutive rows (along b) of one column a
+            let (rows, cols) = (self.tile.1, self.tile.0);
+            let loads = (0..)
+                .map(|k| (t + k * self.config.threads) * v)
+                .take_while(|&f| f < rows * cols)
+                .map(|f| (f / cols, f % cols))
+                .collect();
+            let nvb = rows.div_ceil(v);
+            let stores = (0..)
+                .map(|k| t + k * self.config.threads)
+                .take_while(|&i| i < cols * nvb)
+                .map(|i| ((i % nvb) * v, i / nvb, v, 1))
                 .collect();
             return Ok(ThreadWork { loads, stores });
         }
@@ -669,6 +711,7 @@ fn launch_plan(plan: &TensorPlan, src: u64, dst: u64, stream: &Arc<CudaStream>) 
                     TileKind::Transpose => 0,
                     TileKind::Rows => 1,
                     TileKind::Narrow => 2,
+                    TileKind::NarrowLoad => 3,
                 },
                 mode_a: t.mode_a as u32,
                 mode_b: t.mode_b as u32,
@@ -802,6 +845,22 @@ mod tests {
             "{p}"
         );
         assert_eq!(t.tiles.0, 19, "balanced tiles along HW: {p}");
+
+        let nhwc = rm(&[64, 224, 224, 3]);
+        let p = plan(
+            DType::F32,
+            nhwc.permute(&[0, 3, 1, 2]).unwrap(),
+            rm(&[64, 3, 224, 224]),
+        );
+        let TensorRoute::Transpose(t) = p.route else {
+            panic!("{p}")
+        };
+        assert_eq!(t.kind, TileKind::NarrowLoad, "{p}");
+        assert_eq!(t.tile.0, 3);
+        assert!(
+            t.tile.0 * t.tile.1 * 4 <= t.config.smem_bytes && t.vec_load && t.vec_store,
+            "{p}"
+        );
 
         let b = Layout::new(&[64, 1024, 1023], &[1 << 20, 1024, 1]).unwrap();
         let p = plan(DType::F16, b, rm(&[64, 1024, 1023]));

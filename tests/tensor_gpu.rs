@@ -206,7 +206,7 @@ fn permute_0213_of_heads_runs_as_rows_through_the_tile() {
 }
 
 #[test]
-fn nchw_to_nhwc_and_back_are_exact() {
+fn nchw_to_nhwc_and_back_take_the_narrow_tiles_exactly() {
     let Some(stream) = gpu() else { return };
     let mut r = rng(4);
     for w in [1, 2, 4, 8] {
@@ -234,7 +234,13 @@ fn nchw_to_nhwc_and_back_are_exact() {
                 layout: nhwc.permute(&[0, 3, 1, 2]).unwrap(),
                 ..Side::packed(nhwc)
             };
-            by_width(&stream, w, src, Side::packed(nchw), &mut r);
+            let plan = by_width(&stream, w, src, Side::packed(nchw), &mut r);
+            if c * w < 128 {
+                let TensorRoute::Transpose(t) = plan.route else {
+                    panic!("{plan}")
+                };
+                assert_eq!(t.kind, TileKind::NarrowLoad, "{plan}");
+            }
         }
     }
 }

@@ -28,7 +28,9 @@
 //   kind narrow: when the store mode is short (NCHW -> NHWC: C = 3) and the destination holds a
 //          tile's (a, b) block as one run (stride of a == extent of b), the tile is R = extent(b)
 //          rows of a run-time length (R * TA' elements in the same 32 KiB, unswizzled), stored as one
-//          contiguous run with 16-byte stores.
+//          contiguous run with 16-byte stores;
+//   kind narrow_load: the mirror image (NHWC -> NCHW): the load mode is short and the source holds a
+//          tile as one run (stride of b == extent of a): loaded as one run, stored as extent(a) rows.
 // Vectors that leave the tile's valid extent, or any access when the plan says the addresses or
 // strides are not 16-byte aligned, go element by element under the same coordinates: nothing
 // outside the two layouts is read or written.
@@ -74,7 +76,7 @@ struct Tile {
   using ValLayout = Layout<Shape<_1, Int<V>>, Stride<Int<V>, _1>>;
 };
 
-enum Kind : int { kTranspose = 0, kRows = 1, kNarrow = 2 };
+enum Kind : int { kTranspose = 0, kRows = 1, kNarrow = 2, kNarrowLoad = 3 };
 
 struct Args {
   std::uint8_t const* src;
@@ -374,6 +376,56 @@ struct Kernel {
 };
 
 template <int Width>
+struct NarrowLoad {
+  using E = uint_byte_t<Width>;
+  static constexpr int V = 16 / Width;
+  // One tile of kind narrow_load: the source image is one run of eb * R elements (R = extent(a),
+  // stride of a == 1, of b == R), staged flat; stored as R destination rows of eb elements along b.
+  static CUTE_DEVICE void tile(Args const& g, std::uint8_t* smem, std::uint8_t const* s, std::uint8_t* d,
+                               std::int64_t eb) {
+    int const tid = threadIdx.x;
+    int const R = static_cast<int>(g.ta);
+    int const n = static_cast<int>(eb) * R;  // elements of the source run (one tile: < 2^15)
+    int const nv = (n + V - 1) / V;
+    constexpr int kBatch = 8;  // loads in flight per thread before any st.shared
+    for (int base = 0; base < nv; base += kThreads * kBatch) {
+      uint4 v[kBatch];
+      CUTE_UNROLL
+      for (int k = 0; k < kBatch; ++k) {
+        int const i = base + k * kThreads + tid;
+        if (i < nv && g.vec_load && (i + 1) * V <= n) v[k] = *reinterpret_cast<uint4 const*>(s + std::int64_t(i) * 16);
+      }
+      CUTE_UNROLL
+      for (int k = 0; k < kBatch; ++k) {
+        int const i = base + k * kThreads + tid;
+        if (i >= nv) continue;
+        if (g.vec_load && (i + 1) * V <= n)
+          *reinterpret_cast<uint4*>(smem + std::int64_t(i) * 16) = v[k];
+        else
+          Kernel<Width>::copy_elems(s + std::int64_t(i) * 16, 1, smem + std::int64_t(i) * 16, 1, cute::min(int(V), n - i * V));
+      }
+    }
+    __syncthreads();
+    E const* st = reinterpret_cast<E const*>(smem);
+    int const nvb = static_cast<int>((eb + V - 1) / V);  // vectors along b per destination row
+    for (int i = tid; i < R * nvb; i += kThreads) {
+      int const a = i / nvb, b = (i % nvb) * V;
+      std::uint8_t* to = d + (a * g.da + b) * Width;
+      if (g.vec_store && b + V <= eb) {
+        uint4 v = make_uint4(0, 0, 0, 0);
+        CUTE_UNROLL
+        for (int j = 0; j < V; ++j) set_elem<E>(v, j, st[(b + j) * R + a]);
+        *reinterpret_cast<uint4*>(to) = v;
+      } else {
+#pragma unroll 1
+        for (int j = 0; j < V && b + j < eb; ++j) st_elem<E>(to + j * g.db * Width, st[(b + j) * R + a]);
+      }
+    }
+    __syncthreads();
+  }
+};
+
+template <int Width>
 __global__ void __launch_bounds__(kThreads, min_blocks<Width>()) transpose_kernel(__grid_constant__ Args const g) {
   __shared__ alignas(128) std::uint8_t smem[kSmemBytes];
   for (std::int64_t t = blockIdx.x; t < g.tiles; t += gridDim.x) {
@@ -396,6 +448,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks<Width>()) transpose_kerne
     std::uint8_t* d = g.dst + dof * Width;
     if (g.kind == kNarrow) {
       Kernel<Width>::narrow(g, smem, s, d, ea);
+    } else if (g.kind == kNarrowLoad) {
+      NarrowLoad<Width>::tile(g, smem, s, d, cute::min(g.tb, g.shape[g.b] - b0));
     } else {
       std::int64_t const eb = g.a == g.b ? 1 : cute::min(g.tb, g.shape[g.b] - b0);
       Kernel<Width>::square(g, smem, s, d, ea, eb);
