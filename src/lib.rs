@@ -15,7 +15,11 @@
 //! 4. **Inspect before launching:** [`plan`] gives the [`Plan`] — atom, thread and value layouts,
 //!    tile, grid, which tiles are predicated — and `Display` prints the reason for every choice.
 //!    [`launch`] then runs exactly that plan.
-//! 5. **See what CuTe does** on the host, no GPU needed: [`TiledCopySpec`] builds the TiledCopy with
+//! 5. **Tensors of any rank**: a view is a CuTe [`Layout`] (rank 1 to 6) at an offset
+//!    ([`TensorView`], [`TensorViewMut`], [`RawTensor`], owned [`DeviceTensor`]; a matrix is the
+//!    rank-2 case), and [`copy_tensor`] copies between any two layouts of one shape (transposes,
+//!    permutes, NCHW <-> NHWC), planned by [`TensorPlan`] (coalescing, route, swizzled tile).
+//! 6. **See what CuTe does** on the host, no GPU needed: [`TiledCopySpec`] builds the TiledCopy with
 //!    real CuTe and partitions a tile for any thread ([`TiledCopySpec::thread_coords`]);
 //!    [`svg::tiled_copy_svg`] draws the thread-value map.
 //!
@@ -42,6 +46,9 @@
 //! | `get_slice(t).partition_S(..)`, `(CPY, CPY_M, CPY_N)` | [`TiledCopySpec::thread_coords`], [`TiledCopySpec::partition_shape`] |
 //! | `make_identity_tensor` + `elem_less` predicates, `copy_if` | [`copy_mask`]; boundary tiles in [`Plan`] (`predicated_tiles`) |
 //! | ZFILL (`cp.async` src-size 0) | [`Atom::zero_fill`], [`pad`] |
+//! | `Layout<Shape, Stride>`, `coalesce` | [`Layout`] (`(8,32):(32,1)` notation), [`Layout::coalesce`], [`coalesce_layouts`] (the pair of a copy) |
+//! | `Tensor` = engine + layout | [`TensorView`] / [`TensorViewMut`] / [`RawTensor`] (`slice`, `permute`, `relayout`) |
+//! | `composition(Swizzle<B,M,S>, layout)` shared-memory tile | [`TransposeTile::swizzle`], [`TransposeTile::smem_offset`], [`svg::smem_tile_svg`] |
 //!
 //! ## Threads, streams and graphs
 //!
@@ -87,8 +94,8 @@ pub use plan::{
     REALIGN_MIN_ROW_BYTES,
 };
 pub use tensor::{
-    copy_tensor, copy_tensor_raw, plan_tensor, TensorPlan, TensorRoute, TileKind, TransposeTile,
-    NARROW_MAX_BYTES,
+    copy_tensor, copy_tensor_raw, plan_tensor, swizzle, TensorPlan, TensorRoute, ThreadWork,
+    TileKind, TransposeTile, NARROW_MAX_BYTES,
 };
 pub use tiled_copy::TiledCopySpec;
 pub use view::{

@@ -45,16 +45,18 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Resident blocks per SM the register budget is fitted to, per element width: 3 (<= 80 registers,
-// a few spilled words) for 4-byte elements, 2 (<= 128, no spills) for the others. Measured on the H200 (docs/transpose-tuning.md):
-// f32 16384^2 0.884x -> 0.928x of D2D with 3; u8 8192^2 0.873x -> 0.750x (spills); the f16 head
-// permute 0.942x -> 0.901x. CUTE_COPY_TRANSPOSE_MIN_BLOCKS overrides all widths.
+// Resident blocks per SM the register budget is fitted to: 2 (<= 128 registers, no spills) for
+// every width. A budget of 3 blocks (<= 80 registers, a few spilled words) measured faster for
+// 4-byte elements on the H200 (f32 16384^2 transpose 0.928x vs 0.884x of D2D, NCHW -> NHWC 0.84x
+// vs 0.73x) but read out of bounds in edge tiles under compute-sanitizer (8- and 4-byte elements,
+// random layouts; the same cases pass at 128 registers), so it is not used; see
+// docs/transpose-tuning.md. CUTE_COPY_TRANSPOSE_MIN_BLOCKS overrides it for experiments.
 template <int Width>
 constexpr int min_blocks() {
 #ifdef CUTE_COPY_TRANSPOSE_MIN_BLOCKS
   return CUTE_COPY_TRANSPOSE_MIN_BLOCKS;
 #else
-  return Width == 4 ? 3 : 2;
+  return 2;
 #endif
 }
 constexpr int kSmemBytes = 32768;
@@ -410,7 +412,7 @@ struct NarrowLoad {
     int const nvb = static_cast<int>((eb + V - 1) / V);  // vectors along b per destination row
     for (int i = tid; i < R * nvb; i += kThreads) {
       int const a = i / nvb, b = (i % nvb) * V;
-      std::uint8_t* to = d + (a * g.da + b) * Width;
+      std::uint8_t* to = d + (a * g.da + b * g.db) * Width;  // db == 1 when vec_store
       if (g.vec_store && b + V <= eb) {
         uint4 v = make_uint4(0, 0, 0, 0);
         CUTE_UNROLL
