@@ -45,12 +45,11 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Resident blocks per SM the register budget is fitted to: 2 (<= 128 registers, no spills) for
-// every width. A budget of 3 blocks (<= 80 registers, a few spilled words) measured faster for
-// 4-byte elements on the H200 (f32 16384^2 transpose 0.928x vs 0.884x of D2D, NCHW -> NHWC 0.84x
-// vs 0.73x) but read out of bounds in edge tiles under compute-sanitizer (8- and 4-byte elements,
-// random layouts; the same cases pass at 128 registers), so it is not used; see
-// docs/transpose-tuning.md. CUTE_COPY_TRANSPOSE_MIN_BLOCKS overrides it for experiments.
+// Resident blocks per SM the transpose kernel's register budget is fitted to: 2 (<= 128
+// registers). With the narrow tiles in a kernel of their own it compiles to 76-90 registers without
+// spills, so 3 blocks fit for 2-, 4- and 8-byte elements anyway. Forcing 3 (<= 80) on the earlier
+// single kernel spilled and read out of bounds in edge tiles under compute-sanitizer (8- and 4-byte
+// elements; the same cases pass at 128 registers): docs/transpose-tuning.md.
 template <int Width>
 constexpr int min_blocks() {
 #ifdef CUTE_COPY_TRANSPOSE_MIN_BLOCKS
@@ -331,7 +330,7 @@ struct Kernel {
     std::int64_t const sa = g.sa, sb = g.sb;
     int const vecs_per_row = ta / V;
     int const total = R * vecs_per_row;
-    constexpr int kBatch = 8;  // loads in flight per thread before any st.shared
+    constexpr int kBatch = 4;  // loads in flight per thread before any st.shared (x 4 resident blocks)
     for (int base = 0; base < total; base += kThreads * kBatch) {
       uint4 v[kBatch];
       CUTE_UNROLL
@@ -389,7 +388,7 @@ struct NarrowLoad {
     int const R = static_cast<int>(g.ta);
     int const n = static_cast<int>(eb) * R;  // elements of the source run (one tile: < 2^15)
     int const nv = (n + V - 1) / V;
-    constexpr int kBatch = 8;  // loads in flight per thread before any st.shared
+    constexpr int kBatch = 4;  // loads in flight per thread before any st.shared (x 4 resident blocks)
     for (int base = 0; base < nv; base += kThreads * kBatch) {
       uint4 v[kBatch];
       CUTE_UNROLL
@@ -427,35 +426,59 @@ struct NarrowLoad {
   }
 };
 
+// Tile t of the grid: its origin along a and b, and the addresses of its (0, 0) element.
+struct TileAt {
+  std::int64_t a0, b0;
+  std::uint8_t const* s;
+  std::uint8_t* d;
+};
+
+template <int Width>
+CUTE_DEVICE TileAt tile_at(Args const& g, std::int64_t t) {
+  std::int64_t rest = t;
+  std::int64_t const ia = rest % g.tiles_a;
+  rest /= g.tiles_a;
+  std::int64_t const ib = rest % g.tiles_b;
+  rest /= g.tiles_b;
+  std::int64_t const a0 = ia * g.ta, b0 = ib * g.tb;
+  std::int64_t so = a0 * g.sa + b0 * g.sb, dof = a0 * g.da + b0 * g.db;
+  for (int m = g.rank - 1; m >= 0; --m) {  // the other modes, the last (innermost) fastest
+    if (m == g.a || m == g.b) continue;
+    std::int64_t const x = rest % g.shape[m];
+    rest /= g.shape[m];
+    so += x * g.ss[m];
+    dof += x * g.ds[m];
+  }
+  return {a0, b0, g.src + so * Width, g.dst + dof * Width};
+}
+
+// Kinds transpose and rows: the swizzled tile (<= 128 registers, 2 resident blocks per SM).
 template <int Width>
 __global__ void __launch_bounds__(kThreads, min_blocks<Width>()) transpose_kernel(__grid_constant__ Args const g) {
   __shared__ alignas(128) std::uint8_t smem[kSmemBytes];
   for (std::int64_t t = blockIdx.x; t < g.tiles; t += gridDim.x) {
-    std::int64_t rest = t;
-    std::int64_t const ia = rest % g.tiles_a;
-    rest /= g.tiles_a;
-    std::int64_t const ib = rest % g.tiles_b;
-    rest /= g.tiles_b;
-    std::int64_t const a0 = ia * g.ta, b0 = ib * g.tb;
-    std::int64_t so = a0 * g.sa + b0 * g.sb, dof = a0 * g.da + b0 * g.db;
-    for (int m = g.rank - 1; m >= 0; --m) {  // the other modes, the last (innermost) fastest
-      if (m == g.a || m == g.b) continue;
-      std::int64_t const x = rest % g.shape[m];
-      rest /= g.shape[m];
-      so += x * g.ss[m];
-      dof += x * g.ds[m];
-    }
-    std::int64_t const ea = cute::min(g.ta, g.shape[g.a] - a0);
-    std::uint8_t const* s = g.src + so * Width;
-    std::uint8_t* d = g.dst + dof * Width;
-    if (g.kind == kNarrow) {
-      Kernel<Width>::narrow(g, smem, s, d, ea);
-    } else if (g.kind == kNarrowLoad) {
-      NarrowLoad<Width>::tile(g, smem, s, d, cute::min(g.tb, g.shape[g.b] - b0));
-    } else {
-      std::int64_t const eb = g.a == g.b ? 1 : cute::min(g.tb, g.shape[g.b] - b0);
-      Kernel<Width>::square(g, smem, s, d, ea, eb);
-    }
+    TileAt const at = tile_at<Width>(g, t);
+    std::int64_t const ea = cute::min(g.ta, g.shape[g.a] - at.a0);
+    std::int64_t const eb = g.a == g.b ? 1 : cute::min(g.tb, g.shape[g.b] - at.b0);
+    Kernel<Width>::square(g, smem, at.s, at.d, ea, eb);
+  }
+}
+
+// Kinds narrow and narrow_load: a few instructions per element, no out-of-line edge path; their
+// own kernel with their own register budget so that more blocks stay resident (measured:
+// docs/transpose-tuning.md).
+#ifndef CUTE_COPY_NARROW_MIN_BLOCKS
+#define CUTE_COPY_NARROW_MIN_BLOCKS 4
+#endif
+template <int Width>
+__global__ void __launch_bounds__(kThreads, CUTE_COPY_NARROW_MIN_BLOCKS) narrow_kernel(__grid_constant__ Args const g) {
+  __shared__ alignas(128) std::uint8_t smem[kSmemBytes];
+  for (std::int64_t t = blockIdx.x; t < g.tiles; t += gridDim.x) {
+    TileAt const at = tile_at<Width>(g, t);
+    if (g.kind == kNarrow)
+      Kernel<Width>::narrow(g, smem, at.s, at.d, cute::min(g.ta, g.shape[g.a] - at.a0));
+    else
+      NarrowLoad<Width>::tile(g, smem, at.s, at.d, cute::min(g.tb, g.shape[g.b] - at.b0));
   }
 }
 
@@ -464,8 +487,13 @@ struct TransposeLaunch {
   static void run(Args const& g, cudaStream_t stream) {
     if (g.tiles <= 0) return;
     unsigned const blocks = static_cast<unsigned>(cute::min<std::int64_t>(g.tiles, 0x7fffffff));
-    transpose_kernel<Width><<<blocks, kThreads, 0, stream>>>(g);
-    check_launch("transpose_kernel");
+    if (g.kind == kNarrow || g.kind == kNarrowLoad) {
+      narrow_kernel<Width><<<blocks, kThreads, 0, stream>>>(g);
+      check_launch("narrow_kernel");
+    } else {
+      transpose_kernel<Width><<<blocks, kThreads, 0, stream>>>(g);
+      check_launch("transpose_kernel");
+    }
   }
 };
 
