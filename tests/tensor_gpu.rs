@@ -396,3 +396,51 @@ fn random_layouts_of_rank_one_to_six_are_exact() {
     }
     eprintln!("{cases} random tensor copies passed: {kinds:?}");
 }
+
+#[test]
+fn views_without_a_unit_stride_mode_are_exact() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(8);
+    for w in [1, 2, 4, 8] {
+        // every third element of a buffer -> packed (rank 1, no unit stride on the source)
+        let src = Side {
+            alloc: 3 * 1000 + 2,
+            offset: 2,
+            layout: Layout::new(&[1000], &[3]).unwrap(),
+        };
+        by_width(
+            &stream,
+            w,
+            src,
+            Side::packed(Layout::row_major(&[1000]).unwrap()),
+            &mut r,
+        );
+        // packed -> every other element (no unit stride on the destination)
+        let dst = Side {
+            alloc: 2 * 700,
+            offset: 1,
+            layout: Layout::new(&[700], &[2]).unwrap(),
+        };
+        by_width(
+            &stream,
+            w,
+            Side::packed(Layout::row_major(&[700]).unwrap()),
+            dst,
+            &mut r,
+        );
+        // rank 2, no unit stride on either side, the smallest strides on different modes
+        let sl = Layout::new(&[130, 140], &[7, 1000]).unwrap();
+        let src = Side {
+            alloc: sl.cosize().unwrap() + 3,
+            offset: 3,
+            layout: sl,
+        };
+        let dl = Layout::new(&[130, 140], &[2, 260]).unwrap();
+        let dst = Side {
+            alloc: dl.cosize().unwrap() + 1,
+            offset: 1,
+            layout: dl,
+        };
+        by_width(&stream, w, src, dst, &mut r);
+    }
+}
