@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 
+use crate::device::check_context;
 use crate::error::{Error, Result};
 use crate::ffi::{self, BatchLaunch, RowsDesc};
 use crate::plan::{coalesce, Operand, Operation};
@@ -137,21 +138,6 @@ fn check_disjoint(dsts: &[Extent], srcs: &[Extent]) -> Result<()> {
             }
         }
         open.push((end, is_dst, i));
-    }
-    Ok(())
-}
-
-fn check_context(
-    what: &'static str,
-    buffer: &Arc<cudarc::driver::CudaContext>,
-    stream: &Arc<CudaStream>,
-) -> Result<()> {
-    if buffer != stream.context() {
-        return Err(Error::WrongContext {
-            what,
-            buffer_device: buffer.ordinal(),
-            stream_device: stream.context().ordinal(),
-        });
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaStream};
 
+use crate::device::check_context;
 use crate::error::{Error, Result};
 use crate::ffi::{self, CopyDesc, Kernel};
 use crate::plan::{Operand, Operation, Plan};
@@ -385,17 +386,8 @@ fn pinned<T: Element>(
 }
 
 fn check_contexts(src: &Side, dst: &Side, stream: &Arc<CudaStream>) -> Result<()> {
-    let ctx = stream.context();
-    for (what, c) in [("source", src.ctx), ("destination", dst.ctx)] {
-        if c != ctx {
-            return Err(Error::WrongContext {
-                what,
-                buffer_device: c.ordinal(),
-                stream_device: ctx.ordinal(),
-            });
-        }
-    }
-    Ok(())
+    check_context("source", src.ctx, stream)?;
+    check_context("destination", dst.ctx, stream)
 }
 
 /// For a non-empty plan whose buffers are in the stream's context (checked by the caller): check

@@ -50,3 +50,20 @@ pub fn runtime_device_count() -> usize {
     }
     ffi::runtime_device_count().max(0) as usize
 }
+
+/// A buffer (`what`) belongs to the stream's context, or [`Error::WrongContext`]: the one check
+/// every launch path makes before pinning its views.
+pub(crate) fn check_context(
+    what: &'static str,
+    buffer: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    if buffer != stream.context() {
+        return Err(Error::WrongContext {
+            what,
+            buffer_device: buffer.ordinal(),
+            stream_device: stream.context().ordinal(),
+        });
+    }
+    Ok(())
+}

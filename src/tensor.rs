@@ -15,8 +15,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::CudaStream;
 
+use crate::device::check_context;
 use crate::error::{Error, Result};
 use crate::ffi::{self, BatchLaunch, RowsDesc, TensorDesc};
 use crate::layout::{coalesce_layouts, Layout, MAX_RANK};
@@ -141,13 +142,11 @@ impl TensorPlan {
         let r = cs.rank();
         let last = r - 1;
         let unit_both = cs.stride()[last] == 1 && cd.stride()[last] == 1;
-        let route = if unit_both
-            && r <= 2
-            && matrix_operand(&cs, 0).is_some()
-            && matrix_operand(&cd, 0).is_some()
-        {
-            let s = matrix_operand(&cs, offset_bytes.0).expect("checked");
-            let d = matrix_operand(&cd, offset_bytes.1).expect("checked");
+        let matrix = (
+            matrix_operand(&cs, offset_bytes.0),
+            matrix_operand(&cd, offset_bytes.1),
+        );
+        let route = if let (true, true, (Some(s), Some(d))) = (unit_both, r <= 2, matrix) {
             TensorRoute::Matrix(Plan::new(dtype, s, d, None, None)?)
         } else if unit_both
             && r == 3
@@ -627,18 +626,6 @@ pub fn copy_tensor_raw(
     let at = |t: &RawTensor| t.ptr() + (t.offset() * e) as u64;
     launch_plan(&plan, at(src), at(dst), stream)?;
     Ok(plan)
-}
-
-fn check_context(what: &'static str, c: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<()> {
-    let ctx = stream.context();
-    if c != ctx {
-        return Err(Error::WrongContext {
-            what,
-            buffer_device: c.ordinal(),
-            stream_device: ctx.ordinal(),
-        });
-    }
-    Ok(())
 }
 
 /// Launch a non-empty plan whose views are pinned at `src` / `dst` (coordinate 0), in the

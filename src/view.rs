@@ -348,12 +348,17 @@ impl Place {
         }
     }
 
+    /// A place whose every element lies inside the allocation.
+    fn checked(offset: usize, layout: Layout, len: usize) -> Result<Self> {
+        let p = Place::new(offset, layout, len);
+        p.check()?;
+        Ok(p)
+    }
+
     /// A checked matrix place: `ld >= cols`, every element inside the allocation.
     fn matrix(offset: usize, rows: usize, cols: usize, ld: usize, len: usize) -> Result<Self> {
         check_ld(cols, ld)?;
-        let p = Place::new(offset, Layout::matrix(rows, cols, ld)?, len);
-        p.check()?;
-        Ok(p)
+        Place::checked(offset, Layout::matrix(rows, cols, ld)?, len)
     }
 
     /// Every element lies inside the allocation.
@@ -448,9 +453,7 @@ impl Place {
     }
 
     fn relayout(&self, layout: Layout) -> Result<Self> {
-        let p = Place::new(self.offset, layout, self.len);
-        p.check()?;
-        Ok(p)
+        Place::checked(self.offset, layout, self.len)
     }
 }
 
@@ -557,8 +560,7 @@ impl<'a, T: Element> TensorView<'a, T> {
         layout: Layout,
         stream: &'a Arc<CudaStream>,
     ) -> Result<Self> {
-        let place = Place::new(offset, layout, len);
-        place.check()?;
+        let place = Place::checked(offset, layout, len)?;
         Ok(TensorView {
             mem: Mem::Raw(RawMem {
                 ptr,
@@ -676,8 +678,7 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
         layout: Layout,
         stream: &'a Arc<CudaStream>,
     ) -> Result<Self> {
-        let place = Place::new(offset, layout, len);
-        place.check()?;
+        let place = Place::checked(offset, layout, len)?;
         Ok(TensorViewMut {
             mem: MemMut::Raw(RawMem {
                 ptr,
@@ -809,8 +810,7 @@ impl<'a> RawTensor<'a> {
                 "address {ptr:#x} is not aligned to one {dtype} element"
             )));
         }
-        let place = Place::new(offset, layout, len);
-        place.check()?;
+        let place = Place::checked(offset, layout, len)?;
         Ok(RawTensor {
             mem: RawMem {
                 ptr,

@@ -7,7 +7,7 @@ mod common;
 
 use common::gpu;
 use cute_copy::reference::{expected_tensor_copy, poisoned_tensor_destination, random_elements};
-use cute_copy::{DeviceTensor, Element, Layout, TensorPlan, TensorRoute, TileKind};
+use cute_copy::{DeviceTensor, Element, Layout, TensorPlan, TensorRoute, TileKind, TransposeTile};
 use rand::{Rng, SeedableRng};
 
 type Stream = std::sync::Arc<cute_copy::cudarc::driver::CudaStream>;
@@ -91,6 +91,14 @@ fn reshape_mut<'b, T: Element>(
     v.relayout_mut(layout).unwrap()
 }
 
+/// The transpose-family launch of a plan that must have one.
+fn transpose_tile(plan: &TensorPlan) -> TransposeTile {
+    match &plan.route {
+        TensorRoute::Transpose(t) => *t,
+        _ => panic!("not a transpose-family plan:\n{plan}"),
+    }
+}
+
 fn by_width(
     stream: &Stream,
     w: usize,
@@ -145,9 +153,7 @@ fn transposes_of_every_width_full_and_edge_tiles_are_exact() {
             let (s, d) = transpose_case(rows, cols);
             let plan = by_width(&stream, w, s, d, &mut r);
             if rows > 1 && cols > 1 {
-                let TensorRoute::Transpose(t) = plan.route else {
-                    panic!("{plan}")
-                };
+                let t = transpose_tile(&plan);
                 assert_eq!(t.kind, TileKind::Transpose, "{plan}");
                 assert!(
                     t.vec_load && t.vec_store || (rows * w) % 16 != 0 || (cols * w) % 16 != 0,
@@ -175,9 +181,7 @@ fn misaligned_transposes_fall_back_to_elements_exactly() {
             layout: Layout::new(&[259, 301], &[305, 1]).unwrap(),
         };
         let plan = by_width(&stream, w, src, dst, &mut r);
-        let TensorRoute::Transpose(t) = plan.route else {
-            panic!("{plan}")
-        };
+        let t = transpose_tile(&plan);
         assert!(!t.vec_load && !t.vec_store, "{plan}");
     }
 }
@@ -196,9 +200,7 @@ fn permute_0213_of_heads_runs_as_rows_through_the_tile() {
             let dst = Side::packed(Layout::row_major(&[b, s, h, d]).unwrap());
             let plan = by_width(&stream, w, src, dst, &mut r);
             if b > 1 {
-                let TensorRoute::Transpose(t) = plan.route else {
-                    panic!("{plan}")
-                };
+                let t = transpose_tile(&plan);
                 assert_eq!(t.kind, TileKind::Rows, "{plan}");
             }
         }
@@ -224,9 +226,7 @@ fn nchw_to_nhwc_and_back_take_the_narrow_tiles_exactly() {
             };
             let plan = by_width(&stream, w, src, Side::packed(nhwc), &mut r);
             if c * w < 128 {
-                let TensorRoute::Transpose(t) = plan.route else {
-                    panic!("{plan}")
-                };
+                let t = transpose_tile(&plan);
                 // both modes can be short: either narrow tile is right
                 assert!(
                     matches!(t.kind, TileKind::Narrow | TileKind::NarrowLoad),
@@ -240,9 +240,7 @@ fn nchw_to_nhwc_and_back_take_the_narrow_tiles_exactly() {
             };
             let plan = by_width(&stream, w, src, Side::packed(nchw), &mut r);
             if c * w < 128 {
-                let TensorRoute::Transpose(t) = plan.route else {
-                    panic!("{plan}")
-                };
+                let t = transpose_tile(&plan);
                 assert!(
                     matches!(t.kind, TileKind::Narrow | TileKind::NarrowLoad),
                     "{plan}"
