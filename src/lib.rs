@@ -95,7 +95,7 @@ pub use plan::{
 };
 pub use tensor::{
     copy_tensor, copy_tensor_raw, plan_tensor, swizzle, TensorPlan, TensorRoute, ThreadWork,
-    TileKind, TransposeTile, NARROW_MAX_BYTES,
+    TileKind, TileStage, TransposeTile, NARROW_MAX_BYTES, NARROW_REGISTER_ROWS,
 };
 pub use tiled_copy::TiledCopySpec;
 pub use view::{

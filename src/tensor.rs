@@ -29,6 +29,25 @@ use crate::{Atom, DType, Element, KernelConfig};
 /// destination (NCHW -> NHWC with C = 3), use the narrow tile.
 pub const NARROW_MAX_BYTES: usize = 128;
 
+/// Narrow tiles whose short mode has 2 to this many elements, with 16-byte accesses on both sides,
+/// use registers as the stage ([`TileStage::Registers`]).
+pub const NARROW_REGISTER_ROWS: usize = 8;
+
+/// Where a transpose-family tile is transposed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileStage {
+    /// A shared-memory tile between the loads and the stores (swizzled for kinds `Transpose` and
+    /// `Rows`), one barrier on each side.
+    SharedMemory,
+    /// Registers: a narrow tile's thread loads the short mode's 2..=8 rows of one 16-byte column
+    /// block, transposes them as two CuTe register fragments over the same coordinates,
+    /// `(R,V):(V,1)` and `(R,V):(1,R)`, which make R consecutive 16-byte vectors of the run (or
+    /// the mirror image). No block barrier: when the run is the destination, a warp exchanges
+    /// its 32 x R run vectors through its own shared-memory slots (`Swizzle<3,0,3>`) so that each
+    /// store instruction writes 512 contiguous bytes.
+    Registers,
+}
+
 /// How the transpose family stages a tile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TileKind {
@@ -52,6 +71,8 @@ pub enum TileKind {
 pub struct TransposeTile {
     /// How the tile is staged.
     pub kind: TileKind,
+    /// Where it is transposed.
+    pub stage: TileStage,
     /// The mode the tile is loaded along (the source's unit-stride mode when it has one).
     pub mode_a: usize,
     /// The mode the tile is stored along (the destination's unit-stride mode), or the row mode.
@@ -245,6 +266,28 @@ impl TensorPlan {
                         t.mode_b, cd.shape()[t.mode_b], cd.shape()[t.mode_b] * e, t.mode_a, t.mode_b, t.tile.1, t.tile.0
                     )),
                 }
+                if t.stage == TileStage::Registers {
+                    let r = if t.kind == TileKind::Narrow {
+                        t.tile.1
+                    } else {
+                        t.tile.0
+                    };
+                    v.push(format!(
+                        "the short mode has {r} elements (2..={NARROW_REGISTER_ROWS}) and both sides allow 16-byte accesses: registers are the stage, each thread moving {r} x {} elements as two CuTe fragments ({r},{}):({},1) and ({r},{}):(1,{r}) over the same coordinates ({r} 16-byte loads, {r} 16-byte stores, no block barrier)",
+                        16 / e, 16 / e, 16 / e, 16 / e
+                    ));
+                    if t.kind == TileKind::Narrow {
+                        v.push(format!(
+                            "the run side is the destination: each warp passes its 32 x {r} run vectors through {} bytes of its own shared memory (slots under Swizzle<3,0,3>), so that each 16-byte store instruction writes 512 contiguous bytes instead of 32 vectors {} bytes apart",
+                            32 * r * 16, 16 * r
+                        ));
+                    }
+                } else if matches!(t.kind, TileKind::Narrow | TileKind::NarrowLoad) {
+                    v.push(format!(
+                        "staged through {} bytes of shared memory (registers take short modes of 2..={NARROW_REGISTER_ROWS} elements with 16-byte accesses on both sides)",
+                        t.tile.0 * t.tile.1 * e
+                    ));
+                }
                 if t.kind == TileKind::Rows {
                     v.push("whole tiles with 16-byte accesses on both sides use registers as the stage (a TiledCopy load then store, no shared memory); edge tiles go through the swizzled shared-memory tile".into());
                 } else if let Some((b, m, s)) = t.swizzle {
@@ -312,15 +355,51 @@ fn transpose_tile(
         kind = TileKind::NarrowLoad;
     }
     let v = 16 / w;
-    // as long as the stage allows, then balanced: every tile along the long mode nearly full
-    let balanced = |long: usize, short: usize| {
-        let most = config.smem_bytes / w / short / v * v;
+    let store_unit = if kind == TileKind::Rows { a } else { b };
+    // a narrow-load tile is one source run: the stride of mode b inside it does not matter
+    let vec_load = vector_legal(
+        cs,
+        a,
+        if kind == TileKind::NarrowLoad { b } else { a },
+        offset_bytes.0,
+        w,
+    );
+    // a narrow tile is one destination run: the stride of mode a inside it does not matter
+    let vec_store = vector_legal(
+        cd,
+        store_unit,
+        if kind == TileKind::Narrow {
+            a
+        } else {
+            store_unit
+        },
+        offset_bytes.1,
+        w,
+    );
+    let short = match kind {
+        TileKind::Narrow => eb,
+        TileKind::NarrowLoad => ea,
+        _ => 0,
+    };
+    let stage = if (2..=NARROW_REGISTER_ROWS).contains(&short) && vec_load && vec_store {
+        TileStage::Registers
+    } else {
+        TileStage::SharedMemory
+    };
+    // Columns per tile: in registers, one (or, for at most 4 rows, two) 16-byte column blocks per
+    // thread; through shared memory, as many as the 32 KiB stage holds. Then balanced: every
+    // tile along the long mode nearly full.
+    let most = match stage {
+        TileStage::Registers => config.threads * v * if short <= 4 { 2 } else { 1 },
+        TileStage::SharedMemory => config.smem_bytes / w / short.max(1) / v * v,
+    };
+    let balanced = |long: usize| {
         let n = long.div_ceil(most);
         long.div_ceil(n).div_ceil(v) * v
     };
     let (ta, tb) = match kind {
-        TileKind::Narrow => (balanced(ea, eb), eb),
-        TileKind::NarrowLoad => (ea, balanced(eb, ea)),
+        TileKind::Narrow => (balanced(ea), eb),
+        TileKind::NarrowLoad => (ea, balanced(eb)),
         _ => (ta_sq, tb_sq),
     };
     let tiles_a = cs.shape()[a].div_ceil(ta);
@@ -338,7 +417,6 @@ fn transpose_tile(
         .and_then(|x| x.checked_mul(others))
         .filter(|&x| x <= i64::MAX as usize)
         .ok_or_else(|| Error::Overflow("tile count".into()))?;
-    let store_unit = if kind == TileKind::Rows { a } else { b };
     let swizzle = matches!(kind, TileKind::Transpose | TileKind::Rows).then(|| {
         (
             3,
@@ -348,30 +426,13 @@ fn transpose_tile(
     });
     Ok(TransposeTile {
         kind,
+        stage,
         mode_a: a,
         mode_b: b,
         tile: (ta, tb),
         tiles: (tiles_a, tiles_b, tiles),
-        // a narrow-load tile is one source run: the stride of mode b inside it does not matter
-        vec_load: vector_legal(
-            cs,
-            a,
-            if kind == TileKind::NarrowLoad { b } else { a },
-            offset_bytes.0,
-            w,
-        ),
-        // a narrow tile is one destination run: the stride of mode a inside it does not matter
-        vec_store: vector_legal(
-            cd,
-            store_unit,
-            if kind == TileKind::Narrow {
-                a
-            } else {
-                store_unit
-            },
-            offset_bytes.1,
-            w,
-        ),
+        vec_load,
+        vec_store,
         swizzle,
         config,
     })
@@ -452,6 +513,42 @@ impl TransposeTile {
     pub fn thread_work(&self, dtype: DType, t: usize) -> Result<ThreadWork> {
         let w = dtype.size_bytes();
         let v = 16 / w;
+        if self.stage == TileStage::Registers {
+            // column blocks i = t, t + threads, ...: R 16-byte vectors on each side
+            let (rows, cols) = (self.tile.1, self.tile.0);
+            let narrow = self.kind == TileKind::Narrow;
+            let (r, long) = if narrow { (rows, cols) } else { (cols, rows) };
+            let nv = long / v;
+            let lane = t % 32;
+            let blocks: Vec<usize> = (0..)
+                .map(|k| t + k * self.config.threads)
+                .take_while(|&i| i - lane < nv)
+                .collect();
+            let rows_side = |i: usize| (0..r).map(move |q| (q, i * v)); // (short, long) of each vector
+            let run_side = |i: usize| (0..r).map(move |q| i * v * r + q * v); // flat run offsets
+            let (mut loads, mut stores) = (Vec::new(), Vec::new());
+            for &i in &blocks {
+                if narrow {
+                    if i < nv {
+                        loads.extend(rows_side(i));
+                    }
+                    // the warp's run, exchanged through shared memory: store q writes run
+                    // vector q * 32 + lane of the warp's 32 blocks
+                    let first = i - lane;
+                    stores.extend(
+                        (0..r)
+                            .map(|q| q * 32 + lane)
+                            .filter(|g| first + g / r < nv)
+                            .map(|g| first * v * r + g * v)
+                            .map(|f| (f % r, f / r, 1, v)),
+                    );
+                } else if i < nv {
+                    loads.extend(run_side(i).map(|f| (f / r, f % r)));
+                    stores.extend(rows_side(i).map(|(q, b)| (b, q, v, 1)));
+                }
+            }
+            return Ok(ThreadWork { loads, stores });
+        }
         if self.kind == TileKind::Narrow {
             let (rows, cols) = (self.tile.1, self.tile.0);
             let loads = (0..)
@@ -525,8 +622,8 @@ impl fmt::Display for TensorPlan {
             TensorRoute::Transpose(t) => {
                 writeln!(
                     f,
-                    "  route: transpose family, Transpose128, {:?} tile: {} x {} (rows along mode {} x elements along mode {}), {} tiles, {} threads",
-                    t.kind, t.tile.1, t.tile.0, t.mode_b, t.mode_a, t.tiles.2, t.config.threads
+                    "  route: transpose family, Transpose128, {:?} tile in {:?}: {} x {} (rows along mode {} x elements along mode {}), {} tiles, {} threads",
+                    t.kind, t.stage, t.tile.1, t.tile.0, t.mode_b, t.mode_a, t.tiles.2, t.config.threads
                 )?;
                 writeln!(
                     f,
@@ -694,11 +791,13 @@ fn launch_plan(plan: &TensorPlan, src: u64, dst: u64, stream: &Arc<CudaStream>) 
                 src,
                 dst,
                 rank: cs.rank() as u32,
-                kind: match t.kind {
-                    TileKind::Transpose => 0,
-                    TileKind::Rows => 1,
-                    TileKind::Narrow => 2,
-                    TileKind::NarrowLoad => 3,
+                kind: match (t.kind, t.stage) {
+                    (TileKind::Transpose, _) => 0,
+                    (TileKind::Rows, _) => 1,
+                    (TileKind::Narrow, TileStage::SharedMemory) => 2,
+                    (TileKind::NarrowLoad, TileStage::SharedMemory) => 3,
+                    (TileKind::Narrow, TileStage::Registers) => 4,
+                    (TileKind::NarrowLoad, TileStage::Registers) => 5,
                 },
                 mode_a: t.mode_a as u32,
                 mode_b: t.mode_b as u32,
@@ -826,12 +925,16 @@ mod tests {
             panic!("{p}")
         };
         assert_eq!(t.kind, TileKind::Narrow);
-        assert_eq!(t.tile.1, 3);
-        assert!(
-            t.tile.0 * 3 * 4 <= t.config.smem_bytes && t.vec_load && t.vec_store,
-            "{p}"
+        assert_eq!(
+            t.stage,
+            TileStage::Registers,
+            "C = 3 with 16-byte planes: {p}"
         );
-        assert_eq!(t.tiles.0, 19, "balanced tiles along HW: {p}");
+        assert_eq!(t.tile.1, 3);
+        assert!(t.vec_load && t.vec_store, "{p}");
+        // two 4-element column blocks per thread: at most 2048 columns, balanced over 50176
+        assert_eq!(t.tiles.0, 25, "balanced tiles along HW: {p}");
+        assert_eq!(t.tile.0, 2008, "{p}");
 
         let nhwc = rm(&[64, 224, 224, 3]);
         let p = plan(
@@ -843,6 +946,7 @@ mod tests {
             panic!("{p}")
         };
         assert_eq!(t.kind, TileKind::NarrowLoad, "{p}");
+        assert_eq!(t.stage, TileStage::Registers, "{p}");
         assert_eq!(t.tile.0, 3);
         assert!(
             t.tile.0 * t.tile.1 * 4 <= t.config.smem_bytes && t.vec_load && t.vec_store,
@@ -869,6 +973,57 @@ mod tests {
         // a packed copy of any rank is one run
         let p = plan(DType::U8, rm(&[3, 4, 5, 6]), rm(&[3, 4, 5, 6]));
         assert_eq!(p.coalesced.0.to_string(), "(360):(1)");
+    }
+
+    #[test]
+    fn narrow_tiles_stage_in_registers_for_two_to_eight_rows_with_16_byte_accesses() {
+        for dtype in [DType::U8, DType::F16, DType::F32, DType::F64] {
+            let (w, v) = (dtype.size_bytes(), 16 / dtype.size_bytes());
+            for c in 2..=12 {
+                for hw in [64 * v, 64 * v + 1, 9999] {
+                    let nchw = rm(&[2, c, hw]);
+                    let nhwc = rm(&[2, hw, c]);
+                    for (src, dst) in [
+                        (nchw.permute(&[0, 2, 1]).unwrap(), nhwc),
+                        (nhwc.permute(&[0, 2, 1]).unwrap(), nchw),
+                    ] {
+                        let p = plan(dtype, src, dst);
+                        let TensorRoute::Transpose(t) = p.route.clone() else {
+                            panic!("{p}")
+                        };
+                        if c * w >= NARROW_MAX_BYTES {
+                            continue;
+                        }
+                        let regs = c <= NARROW_REGISTER_ROWS && hw % v == 0;
+                        assert_eq!(t.stage == TileStage::Registers, regs, "{p}");
+                        if !regs {
+                            continue;
+                        }
+                        // every element of a whole tile is loaded once and stored once
+                        let (rows, cols) = (t.tile.1, t.tile.0);
+                        let (mut ld, mut st) = (vec![0u8; rows * cols], vec![0u8; rows * cols]);
+                        for th in 0..t.config.threads {
+                            let work = t.thread_work(dtype, th).unwrap();
+                            for (r, c0) in work.loads {
+                                (c0..c0 + v).for_each(|c| ld[r * cols + c] += 1);
+                            }
+                            for (r0, c0, nr, nc) in work.stores {
+                                if nr == 1 {
+                                    // v consecutive run elements from (r0, c0), rows fastest
+                                    let f0 = c0 * rows + r0;
+                                    (f0..f0 + nc).for_each(|f| st[f] += 1);
+                                } else {
+                                    (r0..r0 + nr).for_each(|r| st[r * cols + c0] += 1);
+                                }
+                            }
+                        }
+                        assert!(ld.iter().all(|&x| x == 1), "loads of {p}");
+                        assert!(st.iter().all(|&x| x == 1), "stores of {p}");
+                        assert!(p.to_string().contains("registers are the stage"), "{p}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

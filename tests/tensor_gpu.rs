@@ -7,7 +7,9 @@ mod common;
 
 use common::gpu;
 use cute_copy::reference::{expected_tensor_copy, poisoned_tensor_destination, random_elements};
-use cute_copy::{DeviceTensor, Element, Layout, TensorPlan, TensorRoute, TileKind, TransposeTile};
+use cute_copy::{
+    DeviceTensor, Element, Layout, TensorPlan, TensorRoute, TileKind, TileStage, TransposeTile,
+};
 use rand::{Rng, SeedableRng};
 
 type Stream = std::sync::Arc<cute_copy::cudarc::driver::CudaStream>;
@@ -245,6 +247,58 @@ fn nchw_to_nhwc_and_back_take_the_narrow_tiles_exactly() {
                     matches!(t.kind, TileKind::Narrow | TileKind::NarrowLoad),
                     "{plan}"
                 );
+            }
+        }
+    }
+}
+
+#[test]
+fn short_modes_of_two_to_eight_elements_transpose_in_registers_exactly() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(11);
+    for w in [1, 2, 4, 8] {
+        let v = 16 / w;
+        for c in 2..=cute_copy::NARROW_REGISTER_ROWS {
+            // planes of hw elements at a pitch of whole 16-byte vectors: hw a multiple of the
+            // vector (whole column blocks only), or not (the last block element by element), one
+            // tile or several along hw, with an offset of whole vectors on either side
+            for (n, hw, pitch) in [
+                (2, 64 * v, 64 * v),
+                (3, 5 * v + 3, 7 * v),
+                (1, 4099, 4099usize.next_multiple_of(v) + v),
+            ] {
+                let plane = Layout::new(&[n, c, hw], &[c * pitch, pitch, 1]).unwrap();
+                let runs = Layout::row_major(&[n, hw, c]).unwrap();
+                let planes = Side {
+                    alloc: n * c * pitch + 3 * v,
+                    offset: v * r.random_range(0..3),
+                    layout: plane,
+                };
+                let run = |layout: Layout, r: &mut rand::rngs::StdRng| Side {
+                    alloc: n * hw * c + 2 * v,
+                    offset: v * r.random_range(0..2),
+                    layout,
+                };
+                // NCHW -> NHWC: the store mode (c) is short
+                let dst = run(runs, &mut r);
+                let src = Side {
+                    layout: plane.permute(&[0, 2, 1]).unwrap(),
+                    ..planes
+                };
+                let plan = by_width(&stream, w, src, dst, &mut r);
+                let t = transpose_tile(&plan);
+                // 16-byte stores need the run of every item to start on a vector
+                let stage = if n == 1 || (hw * c) % v == 0 {
+                    TileStage::Registers
+                } else {
+                    TileStage::SharedMemory
+                };
+                assert_eq!((t.kind, t.stage), (TileKind::Narrow, stage), "{plan}");
+                // NHWC -> NCHW: the load mode (c) is short
+                let src = run(runs.permute(&[0, 2, 1]).unwrap(), &mut r);
+                let plan = by_width(&stream, w, src, planes, &mut r);
+                let t = transpose_tile(&plan);
+                assert_eq!((t.kind, t.stage), (TileKind::NarrowLoad, stage), "{plan}");
             }
         }
     }

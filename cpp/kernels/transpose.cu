@@ -77,7 +77,7 @@ struct Tile {
   using ValLayout = Layout<Shape<_1, Int<V>>, Stride<Int<V>, _1>>;
 };
 
-enum Kind : int { kTranspose = 0, kRows = 1, kNarrow = 2, kNarrowLoad = 3 };
+enum Kind : int { kTranspose = 0, kRows = 1, kNarrow = 2, kNarrowLoad = 3, kNarrowRegs = 4, kNarrowLoadRegs = 5 };
 
 struct Args {
   std::uint8_t const* src;
@@ -426,6 +426,112 @@ struct NarrowLoad {
   }
 };
 
+// Kinds narrow and narrow_load with registers as the stage (kinds 4 and 5): the short mode has
+// R <= 8 elements and both sides allow 16-byte accesses. A thread owns a block of V columns (along
+// the long mode) times the R rows: the R vectors of the row side are loaded (or stored) one 16-byte
+// vector per row, the run side holds the same R x V elements as R consecutive vectors. In CuTe terms
+// the block is two register fragments over the same (R, V) coordinates:
+//   rows: (R, V):(V, 1)   row r's V elements contiguous (what a 16-byte access along the long mode moves)
+//   run:  (R, V):(1, R)   element (r, j) at j * R + r (the interleaved run, NHWC order)
+// and `copy(rows, run)` (or back) is the transpose, register moves and byte permutes after unrolling.
+// No shared memory and no barrier: loads of the next column blocks are in flight while others
+// store, and 8 blocks stay resident per SM.
+template <int Width, int R>
+struct NarrowRegs {
+  using E = uint_byte_t<Width>;
+  static constexpr int V = 16 / Width;
+  static constexpr int U = R <= 4 ? 2 : 1;  // column blocks per thread in flight (<= 2 x 4 x 16 bytes)
+  using RowFrag = Layout<Shape<Int<R>, Int<V>>, Stride<Int<V>, _1>>;
+  using RunFrag = Layout<Shape<Int<R>, Int<V>>, Stride<_1, Int<R>>>;
+
+  // Kind 4 (store mode short, NCHW -> NHWC): source rows r at stride sb, unit stride along a; the
+  // destination tile is one run, element (r, c) at c * R + r. `ea` columns in this tile (< 2^31:
+  // a tile is at most 32 KiB). The run of a warp's 32 column blocks is 32 x R consecutive vectors;
+  // stored straight from each lane they would be R 16-byte stores 16 * R bytes apart across the
+  // lanes, every 32-byte sector written half by one instruction and half by another. So the lanes
+  // exchange them through `stage` (the warp's 32 x R slots, Swizzle<3,0,3> on the slot index: the
+  // R-strided writes of 8 lanes hit 8 different 16-byte bank groups for R = 2, 3, 4, 5, 7, 8) and
+  // store instruction q writes vectors q * 32 + lane: 512 contiguous bytes.
+  static CUTE_DEVICE void store_run(std::uint8_t const* s, std::int64_t sb, std::uint8_t* d, int ea,
+                                    uint128_t* stage) {
+    int const nv = ea / V;  // whole column blocks
+    int const lane = threadIdx.x % 32;
+    std::int64_t const row_bytes = sb * Width;
+    auto const slot = Swizzle<3, 0, 3>{};
+    for (int i0 = threadIdx.x; i0 - lane < nv; i0 += kThreads * U) {
+      Tensor rows = make_tensor<E>(Shape<Int<R * V>, Int<U>>{});  // U blocks of R x V, RowFrag order
+      CUTE_UNROLL
+      for (int u = 0; u < U; ++u) {
+        int const c = (i0 + u * kThreads) * V;
+        Tensor rv = recast<uint128_t>(make_tensor(&rows(0, u), RowFrag{}));  // (R, 1)
+        std::uint8_t const* p = s + c * Width;
+        if (i0 + u * kThreads < nv)
+          CUTE_UNROLL
+          for (int r = 0; r < R; ++r) rv(r, 0) = *reinterpret_cast<uint128_t const*>(p + r * row_bytes);
+      }
+      CUTE_UNROLL
+      for (int u = 0; u < U; ++u) {
+        int const i = i0 + u * kThreads, first = i - lane;  // the warp's blocks: first .. first + 31
+        if (first >= nv) break;  // uniform across the warp
+        if (i < nv) {
+          Tensor run = make_tensor<E>(Layout<Int<R * V>>{});
+          copy(make_tensor(&rows(0, u), RowFrag{}), make_tensor(run.data(), RunFrag{}));  // the transpose
+          Tensor qv = recast<uint128_t>(run);  // (R) vectors of the run
+          CUTE_UNROLL
+          for (int q = 0; q < R; ++q) stage[slot(lane * R + q)] = qv(q);
+        }
+        __syncwarp();
+        auto* out = reinterpret_cast<uint128_t*>(d + std::int64_t(first) * V * R * Width);
+        CUTE_UNROLL
+        for (int q = 0; q < R; ++q) {
+          int const g = q * 32 + lane;
+          if (first + g / R < nv) out[g] = stage[slot(g)];
+        }
+        __syncwarp();
+      }
+    }
+    // Columns past the last whole block: element by element.
+    for (int f = nv * V * R + threadIdx.x; f < ea * R; f += kThreads) {
+      int const c = f / R, r = f % R;
+      st_elem<E>(d + std::int64_t(f) * Width, ld_elem<E>(s + r * row_bytes + std::int64_t(c) * Width));
+    }
+  }
+
+  // Kind 5 (load mode short, NHWC -> NCHW): the source tile is one run, element (r, j) at j * R + r;
+  // destination rows r at stride da, unit stride along b. `eb` columns in this tile.
+  static CUTE_DEVICE void load_run(std::uint8_t const* s, std::uint8_t* d, std::int64_t da, int eb) {
+    int const nv = eb / V;
+    std::int64_t const row_bytes = da * Width;
+    for (int i0 = threadIdx.x; i0 < nv; i0 += kThreads * U) {
+      Tensor runs = make_tensor<E>(Shape<Int<R * V>, Int<U>>{});  // U blocks of R x V, RunFrag order
+      CUTE_UNROLL
+      for (int u = 0; u < U; ++u) {
+        int const j = (i0 + u * kThreads) * V;
+        Tensor qv = recast<uint128_t>(make_tensor(&runs(0, u), Layout<Int<R * V>>{}));  // (R)
+        auto const* p = reinterpret_cast<uint128_t const*>(s + j * R * Width);
+        if (i0 + u * kThreads < nv)
+          CUTE_UNROLL
+          for (int q = 0; q < R; ++q) qv(q) = p[q];
+      }
+      CUTE_UNROLL
+      for (int u = 0; u < U; ++u) {
+        int const j = (i0 + u * kThreads) * V;
+        if (i0 + u * kThreads >= nv) continue;
+        Tensor rows = make_tensor<E>(Layout<Int<R * V>>{});
+        copy(make_tensor(&runs(0, u), RunFrag{}), make_tensor(rows.data(), RowFrag{}));  // the transpose
+        Tensor rv = recast<uint128_t>(make_tensor(rows.data(), RowFrag{}));  // (R, 1)
+        std::uint8_t* p = d + j * Width;
+        CUTE_UNROLL
+        for (int r = 0; r < R; ++r) *reinterpret_cast<uint128_t*>(p + r * row_bytes) = rv(r, 0);
+      }
+    }
+    for (int f = nv * V * R + threadIdx.x; f < eb * R; f += kThreads) {
+      int const j = f / R, r = f % R;
+      st_elem<E>(d + r * row_bytes + std::int64_t(j) * Width, ld_elem<E>(s + std::int64_t(f) * Width));
+    }
+  }
+};
+
 // Tile t of the grid: its origin along a and b, and the addresses of its (0, 0) element.
 struct TileAt {
   std::int64_t a0, b0;
@@ -482,12 +588,60 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_NARROW_MIN_BLOCKS) narrow_
   }
 }
 
+// Kinds 4 and 5: narrow tiles with registers as the stage (NarrowRegs), R = the short extent.
+template <int Width, int R>
+CUTE_DEVICE void narrow_regs_tiles(Args const& g, uint128_t* stage) {
+  uint128_t* const warp_stage = stage + (threadIdx.x / 32) * 32 * R;
+  for (std::int64_t t = blockIdx.x; t < g.tiles; t += gridDim.x) {
+    TileAt const at = tile_at<Width>(g, t);
+    if (g.kind == kNarrowRegs)
+      NarrowRegs<Width, R>::store_run(at.s, g.sb, at.d, static_cast<int>(cute::min(g.ta, g.shape[g.a] - at.a0)),
+                                      warp_stage);
+    else
+      NarrowRegs<Width, R>::load_run(at.s, at.d, g.da, static_cast<int>(cute::min(g.tb, g.shape[g.b] - at.b0)));
+  }
+}
+
+// R <= 4 keeps two column blocks per thread in flight within 64 registers (4 resident blocks per
+// SM at least); R = 5 .. 8 one block in up to 128 registers: a kernel each, so that neither's
+// budget is the other's.
+template <int Width, bool Wide>
+__global__ void __launch_bounds__(kThreads, Wide ? 2 : 3) narrow_regs_kernel(__grid_constant__ Args const g) {
+  // Kind 4's per-warp exchange: 32 x R 16-byte slots per warp, sized at launch (none for kind 5).
+  extern __shared__ uint128_t stage[];
+  int const r = static_cast<int>(g.kind == kNarrowRegs ? g.tb : g.ta);
+  if constexpr (Wide) {
+    switch (r) {
+      case 5: return narrow_regs_tiles<Width, 5>(g, stage);
+      case 6: return narrow_regs_tiles<Width, 6>(g, stage);
+      case 7: return narrow_regs_tiles<Width, 7>(g, stage);
+      case 8: return narrow_regs_tiles<Width, 8>(g, stage);
+      default: return;  // dispatch.cu admits 2 .. 8 only
+    }
+  } else {
+    switch (r) {
+      case 2: return narrow_regs_tiles<Width, 2>(g, stage);
+      case 3: return narrow_regs_tiles<Width, 3>(g, stage);
+      case 4: return narrow_regs_tiles<Width, 4>(g, stage);
+      default: return;
+    }
+  }
+}
+
 template <int Width, int AtomBytes, bool ZeroFill>
 struct TransposeLaunch {
   static void run(Args const& g, cudaStream_t stream) {
     if (g.tiles <= 0) return;
     unsigned const blocks = static_cast<unsigned>(cute::min<std::int64_t>(g.tiles, 0x7fffffff));
-    if (g.kind == kNarrow || g.kind == kNarrowLoad) {
+    if (g.kind == kNarrowRegs || g.kind == kNarrowLoadRegs) {
+      std::int64_t const r = g.kind == kNarrowRegs ? g.tb : g.ta;
+      std::size_t const smem = g.kind == kNarrowRegs ? std::size_t(kThreads) * r * 16 : 0;  // <= 32 KiB
+      if (r > 4)
+        narrow_regs_kernel<Width, true><<<blocks, kThreads, smem, stream>>>(g);
+      else
+        narrow_regs_kernel<Width, false><<<blocks, kThreads, smem, stream>>>(g);
+      check_launch("narrow_regs_kernel");
+    } else if (g.kind == kNarrow || g.kind == kNarrowLoad) {
       narrow_kernel<Width><<<blocks, kThreads, 0, stream>>>(g);
       check_launch("narrow_kernel");
     } else {

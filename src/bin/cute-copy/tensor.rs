@@ -96,6 +96,7 @@ fn route_json(plan: &TensorPlan) -> serde_json::Value {
         }),
         TensorRoute::Transpose(t) => json!({
             "family": "Transpose", "atom": "Transpose128", "kind": format!("{:?}", t.kind),
+            "stage": format!("{:?}", t.stage),
             "mode_a": t.mode_a, "mode_b": t.mode_b, "tile": [t.tile.1, t.tile.0],
             "tiles": t.tiles.2, "vec_load": t.vec_load, "vec_store": t.vec_store,
             "swizzle": t.swizzle.map(|(b, m, s)| format!("Swizzle<{b},{m},{s}>")),
