@@ -88,8 +88,8 @@ pub fn plan<T: Element>(
 /// ```no_run
 /// # fn main() -> Result<(), cute_copy::Error> {
 /// let stream = cute_copy::stream(0)?;
-/// let src = cute_copy::DeviceMatrix::<half::f16>::zeros(&stream, 16383, 16383, 16384)?;
-/// let mut dst = cute_copy::DeviceMatrix::<half::f16>::zeros(&stream, 16383, 16383, 16384)?;
+/// let src = cute_copy::DeviceMatrix::<half::f16>::zeros(&stream, 16384, 16376, 16384)?;
+/// let mut dst = cute_copy::DeviceMatrix::<half::f16>::zeros(&stream, 16384, 16376, 16384)?;
 /// let plan = cute_copy::copy(&src.view(), &mut dst.view_mut(), &stream)?;
 /// assert_eq!(plan.atom, cute_copy::Atom::Universal128);
 /// # Ok(()) }

@@ -91,7 +91,7 @@ pub use error::{Error, Result};
 pub use layout::{coalesce_layouts, Layout, MAX_RANK};
 pub use plan::{
     coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, MAX_BLOCKS,
-    REALIGN_MIN_ROW_BYTES,
+    RAGGED_ROW_MIN_BYTES, REALIGN_MIN_ROW_BYTES,
 };
 pub use tensor::{
     copy_tensor, copy_tensor_raw, plan_tensor, swizzle, TensorPlan, TensorRoute, ThreadWork,

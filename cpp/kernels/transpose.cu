@@ -31,6 +31,9 @@
 //          contiguous run with 16-byte stores;
 //   kind narrow_load: the mirror image (NHWC -> NCHW): the load mode is short and the source holds a
 //          tile as one run (stride of b == extent of a): loaded as one run, stored as extent(a) rows.
+//   kinds narrow / narrow_load in registers (4 / 5): the short mode has 2 .. 8 elements and both
+//          sides allow 16-byte accesses: no tile in shared memory; each thread transposes an
+//          (R, V) block between two register fragments (NarrowRegs below).
 // Vectors that leave the tile's valid extent, or any access when the plan says the addresses or
 // strides are not 16-byte aligned, go element by element under the same coordinates: nothing
 // outside the two layouts is read or written.
