@@ -453,7 +453,8 @@ struct NarrowRegs {
   // stored straight from each lane they would be R 16-byte stores 16 * R bytes apart across the
   // lanes, every 32-byte sector written half by one instruction and half by another. So the lanes
   // exchange them through `stage` (the warp's 32 x R slots, Swizzle<3,0,3> on the slot index: the
-  // R-strided writes of 8 lanes hit 8 different 16-byte bank groups for R = 2, 3, 4, 5, 7, 8) and
+  // R-strided writes of 8 lanes hit 8 different 16-byte bank groups for R = 2, 4, 8; for odd R the
+  // plain index would and the swizzle makes them 2- to 7-way, see TransposeTile::exchange_ways) and
   // store instruction q writes vectors q * 32 + lane: 512 contiguous bytes.
   static CUTE_DEVICE void store_run(std::uint8_t const* s, std::int64_t sb, std::uint8_t* d, int ea,
                                     uint128_t* stage) {

@@ -102,6 +102,7 @@ fn route_json(plan: &TensorPlan) -> serde_json::Value {
             "swizzle": t.swizzle.map(|(b, m, s)| format!("Swizzle<{b},{m},{s}>")),
             "smem_bytes": t.config.smem_bytes, "threads": t.config.threads,
             "transposed_read_wavefronts": t.transposed_read_ways(plan.dtype),
+            "exchange_ways": t.exchange_ways(),
         }),
     }
 }
