@@ -267,11 +267,7 @@ impl TensorPlan {
                     )),
                 }
                 if t.stage == TileStage::Registers {
-                    let r = if t.kind == TileKind::Narrow {
-                        t.tile.1
-                    } else {
-                        t.tile.0
-                    };
+                    let r = t.narrow_rows().unwrap_or(0);
                     v.push(format!(
                         "the short mode has {r} elements (2..={NARROW_REGISTER_ROWS}) and both sides allow 16-byte accesses: registers are the stage, each thread moving {r} x {} elements as two CuTe fragments ({r},{}):({},1) and ({r},{}):(1,{r}) over the same coordinates ({r} 16-byte loads, {r} 16-byte stores, no block barrier)",
                         16 / e, 16 / e, 16 / e, 16 / e
@@ -504,6 +500,16 @@ impl TransposeTile {
         Some(worst)
     }
 
+    /// The short mode's extent of a narrow tile (the rows a thread moves as one (R, V) block in
+    /// registers): extent(`mode_b`) for `Narrow`, extent(`mode_a`) for `NarrowLoad`.
+    pub fn narrow_rows(&self) -> Option<usize> {
+        match self.kind {
+            TileKind::Narrow => Some(self.tile.1),
+            TileKind::NarrowLoad => Some(self.tile.0),
+            _ => None,
+        }
+    }
+
     /// CuTe `Swizzle<B, M, S>` of the slot index in the per-warp exchange of a narrow tile in
     /// registers whose run is the destination (`None` for other tiles).
     pub const EXCHANGE_SWIZZLE: (u32, u32, u32) = (3, 0, 3);
@@ -521,7 +527,7 @@ impl TransposeTile {
         if self.kind != TileKind::Narrow || self.stage != TileStage::Registers {
             return None;
         }
-        let r = self.tile.1;
+        let r = self.narrow_rows().unwrap_or(0);
         let slot = |g: usize| swizzle(g, Self::EXCHANGE_SWIZZLE);
         let mut worst = 1;
         for q in 0..r {
@@ -557,9 +563,9 @@ impl TransposeTile {
         let v = 16 / w;
         if self.stage == TileStage::Registers {
             // column blocks i = t, t + threads, ...: R 16-byte vectors on each side
-            let (rows, cols) = (self.tile.1, self.tile.0);
             let narrow = self.kind == TileKind::Narrow;
-            let (r, long) = if narrow { (rows, cols) } else { (cols, rows) };
+            let r = self.narrow_rows().unwrap_or(0);
+            let long = if narrow { self.tile.0 } else { self.tile.1 };
             let nv = long / v;
             let lane = t % 32;
             let blocks: Vec<usize> = (0..)
@@ -668,11 +674,7 @@ impl fmt::Display for TensorPlan {
                     t.kind, t.stage, t.tile.1, t.tile.0, t.mode_b, t.mode_a, t.tiles.2, t.config.threads
                 )?;
                 if t.stage == TileStage::Registers {
-                    let r = if t.kind == TileKind::Narrow {
-                        t.tile.1
-                    } else {
-                        t.tile.0
-                    };
+                    let r = t.narrow_rows().unwrap_or(0);
                     let v = 16 / self.dtype.size_bytes();
                     writeln!(
                         f,
