@@ -218,5 +218,9 @@ mod tests {
         let c = Atom::CpAsync64.kernel_config(DType::F32).unwrap();
         assert_eq!(c.val_layout, (1, 2));
         assert_eq!(c.smem_bytes, 64 * 64 * 4);
+        // the realign kernel's warps per block, which plans and batches count blocks with
+        let c = Atom::Realign128.kernel_config(DType::U8).unwrap();
+        assert_eq!(c.threads, 32 * crate::plan::REALIGN_WARPS);
+        assert_eq!(c.thr_layout, (crate::plan::REALIGN_WARPS, 32));
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! All of them run on the realign family (any byte alignment, 16-byte-aligned loads and stores):
 //! each copy is a row descriptor ([`crate::ffi::RowsDesc`]); a kernel launch walks the warp tasks
-//! (item, row, segment) of every descriptor, 8 warps per block. A [`Batch`] keeps its
+//! (item, row, segment) of every descriptor, 2 warps per block. A [`Batch`] keeps its
 //! descriptors in device memory, so it is uploaded once and re-launched (or captured into a CUDA
 //! graph) as one kernel. Index-driven copies ([`gather_rows`], [`scatter_rows`], [`copy_blocks`])
 //! are one descriptor passed by value, their indices read on the device.
@@ -284,9 +284,9 @@ impl BatchPlan {
         p
     }
 
-    /// Blocks launched: one per 8 warp tasks.
+    /// Blocks launched: one per [`REALIGN_WARPS`](crate::plan::REALIGN_WARPS) warp tasks.
     pub fn blocks(&self) -> usize {
-        (self.tasks as usize).div_ceil(8)
+        (self.tasks as usize).div_ceil(crate::plan::REALIGN_WARPS)
     }
 }
 
@@ -304,10 +304,11 @@ impl fmt::Display for BatchPlan {
         )?;
         writeln!(
             f,
-            "  - one kernel for all of them: the descriptors (shape, pitches, offsets, indices) {}; a warp task is (item, row, 2 KiB segment), {} tasks in all ({} blocks of 8 warps); a batch finds each task's copy by binary search over the prefix sums of the task counts",
+            "  - one kernel for all of them: the descriptors (shape, pitches, offsets, indices) {}; a warp task is (item, row, 2 KiB segment), {} tasks in all ({} blocks of {} warps); a batch finds each task's copy by binary search over the prefix sums of the task counts",
             if self.kind == "batch" { "live in device memory, uploaded once" } else { "travel in the launch's parameters" },
             self.tasks,
-            self.blocks()
+            self.blocks(),
+            crate::plan::REALIGN_WARPS
         )?;
         writeln!(
             f,
@@ -576,22 +577,22 @@ impl<T: Element> Batch<T> {
     }
 }
 
-/// Warp tasks per block of the realign kernel.
-const WARPS_PER_BLOCK: i64 = 8;
+/// Warp tasks per entry of a batch's block table (`kTableTasks` in cpp/kernels/realign.cu).
+const TABLE_TASKS: i64 = 8;
 
 /// What a batch puts in device memory: the descriptors (sorted by `task_begin`), then a block
-/// table: for each block of [`WARPS_PER_BLOCK`] tasks, the u32 index of the last descriptor whose
-/// first task is at or before the block's first task. A warp starts from there instead of
+/// table: for each group of [`TABLE_TASKS`] tasks, the u32 index of the last descriptor whose
+/// first task is at or before the group's first task. A warp starts from there instead of
 /// searching all descriptors (a chain of dependent loads per task).
 fn device_image(descs: &[RowsDesc], tasks: i64) -> Vec<u8> {
     let mut bytes = ffi::rows_desc_bytes(descs).to_vec();
     if bytes.is_empty() {
         bytes.resize(16, 0);
     }
-    let blocks = (tasks + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+    let groups = (tasks + TABLE_TASKS - 1) / TABLE_TASKS;
     let mut k = 0usize;
-    for b in 0..blocks {
-        let first = b * WARPS_PER_BLOCK;
+    for b in 0..groups {
+        let first = b * TABLE_TASKS;
         while k + 1 < descs.len() && descs[k + 1].task_begin <= first {
             k += 1;
         }

@@ -43,7 +43,7 @@ pub enum TileStage {
     /// block, transposes them as two CuTe register fragments over the same coordinates,
     /// `(R,V):(V,1)` and `(R,V):(1,R)`, which make R consecutive 16-byte vectors of the run (or
     /// the mirror image). No block barrier: when the run is the destination, a warp exchanges
-    /// its 32 x R run vectors through its own shared-memory slots (`Swizzle<3,0,3>`) so that each
+    /// its 32 x R run vectors through its own shared-memory slots (`Swizzle<B,0,3>`, B = min(3, trailing zero bits of R)) so that each
     /// store instruction writes 512 contiguous bytes.
     Registers,
 }
@@ -272,10 +272,13 @@ impl TensorPlan {
                         "the short mode has {r} elements (2..={NARROW_REGISTER_ROWS}) and both sides allow 16-byte accesses: registers are the stage, each thread moving {r} x {} elements as two CuTe fragments ({r},{}):({},1) and ({r},{}):(1,{r}) over the same coordinates ({r} 16-byte loads, {r} 16-byte stores, no block barrier)",
                         16 / e, 16 / e, 16 / e, 16 / e
                     ));
-                    if t.kind == TileKind::Narrow {
+                    if let Some(sw) = t.exchange_swizzle() {
                         v.push(format!(
-                            "the run side is the destination: each warp passes its 32 x {r} run vectors through {} bytes of its own shared memory (slots under Swizzle<3,0,3>: {}), so that each 16-byte store instruction writes 512 contiguous bytes instead of 32 vectors {} bytes apart",
+                            "the run side is the destination: each warp passes its 32 x {r} run vectors through {} bytes of its own shared memory (slots under Swizzle<{},{},{}>: {}), so that each 16-byte store instruction writes 512 contiguous bytes instead of 32 vectors {} bytes apart",
                             32 * r * 16,
+                            sw.0,
+                            sw.1,
+                            sw.2,
                             match t.exchange_ways() {
                                 Some(w) if w > 1 => format!("{w}-way bank conflicts"),
                                 _ => "no bank conflicts".into(),
@@ -511,24 +514,36 @@ impl TransposeTile {
     }
 
     /// CuTe `Swizzle<B, M, S>` of the slot index in the per-warp exchange of a narrow tile in
-    /// registers whose run is the destination (`None` for other tiles).
-    pub const EXCHANGE_SWIZZLE: (u32, u32, u32) = (3, 0, 3);
+    /// registers whose run is the destination, `None` for other tiles: `Swizzle<B,0,3>` with
+    /// `B = min(3, trailing zero bits of R)` for a short mode of R elements (`Swizzle<0,0,3>`,
+    /// the plain index, for odd R).
+    pub fn exchange_swizzle(&self) -> Option<(u32, u32, u32)> {
+        if self.kind != TileKind::Narrow || self.stage != TileStage::Registers {
+            return None;
+        }
+        let r = self.narrow_rows().unwrap_or(1).max(1);
+        Some((r.trailing_zeros().min(3), 0, 3))
+    }
 
     /// The most 16-byte slots one bank group (of the 8 that 128 bytes span) serves in one
     /// instruction of the per-warp exchange of a narrow tile in registers (kind `Narrow`): lane l
     /// writes its vector q to slot `swizzle(l * R + q)`, then reads slot `swizzle(q * 32 + l)`; 8
     /// lanes share a wavefront. 1 is conflict-free. `None` for tiles without the exchange.
     ///
-    /// Measured by this model: 1 for R = 2, 4, 8, but 3, 2, 3, 7 for R = 3, 5, 6, 7 with the
-    /// shipped `Swizzle<3,0,3>`, whose XOR undoes what an odd stride already spreads; a swizzle of
-    /// `min(3, trailing zeros of R)` bits would be conflict-free for every R (not yet measured on
-    /// the GPU, so not shipped).
+    /// With [`exchange_swizzle`](Self::exchange_swizzle) this is 1 for every R from 2 to 8. (A
+    /// fixed `Swizzle<3,0,3>`, shipped before, gave 3, 2, 3, 7 for R = 3, 5, 6, 7: its XOR undid
+    /// what an odd stride already spreads.)
     pub fn exchange_ways(&self) -> Option<usize> {
+        self.exchange_ways_under(self.exchange_swizzle()?)
+    }
+
+    /// [`exchange_ways`](Self::exchange_ways) under a given `Swizzle<B, M, S>` of the slot index.
+    pub fn exchange_ways_under(&self, sw: (u32, u32, u32)) -> Option<usize> {
         if self.kind != TileKind::Narrow || self.stage != TileStage::Registers {
             return None;
         }
         let r = self.narrow_rows().unwrap_or(0);
-        let slot = |g: usize| swizzle(g, Self::EXCHANGE_SWIZZLE);
+        let slot = |g: usize| swizzle(g, sw);
         let mut worst = 1;
         for q in 0..r {
             for l0 in (0..32).step_by(8) {
@@ -1077,19 +1092,23 @@ mod tests {
                         assert!(ld.iter().all(|&x| x == 1), "loads of {p}");
                         assert!(st.iter().all(|&x| x == 1), "stores of {p}");
                         assert!(p.to_string().contains("registers are the stage"), "{p}");
-                        // the exchange's bank conflicts, as the model counts them for the
-                        // shipped Swizzle<3,0,3>: free for R = 2, 4, 8, not for odd R or 6
-                        let want = match c {
+                        // the exchange's bank conflicts, as the model counts them: none under
+                        // the per-R swizzle; 3, 2, 3, 7 for R = 3, 5, 6, 7 under the fixed
+                        // Swizzle<3,0,3> shipped before
+                        let fixed = match c {
                             2 | 4 | 8 => 1,
                             5 => 2,
                             3 | 6 => 3,
                             _ => 7,
                         };
-                        let got = t.exchange_ways();
                         if t.kind == TileKind::Narrow {
-                            assert_eq!(got, Some(want), "{p}");
+                            assert_eq!(t.exchange_ways(), Some(1), "{p}");
+                            assert_eq!(t.exchange_ways_under((3, 0, 3)), Some(fixed), "{p}");
+                            let b = c.trailing_zeros().min(3);
+                            assert_eq!(t.exchange_swizzle(), Some((b, 0, 3)), "{p}");
                         } else {
-                            assert_eq!(got, None, "{p}");
+                            assert_eq!(t.exchange_ways(), None, "{p}");
+                            assert_eq!(t.exchange_swizzle(), None, "{p}");
                         }
                     }
                 }

@@ -8,8 +8,8 @@
 //     of the destination outside the source are written as zeros: a pad), item i at index
 //     `src_index[i]` / `dst_index[i]` (i32 or i64, on the device) when an index array is given;
 //   * descriptors of a batch are sorted by `task_begin`, the prefix sum of their warp tasks, and the
-//     array is followed by a block table: for every block of kWarps tasks, the u32 index of the
-//     last descriptor whose `task_begin` is <= the block's first task (built by src/batch.rs).
+//     array is followed by a block table: for every group of kTableTasks (8) tasks, the u32 index
+//     of the last descriptor whose `task_begin` is <= the group's first task (built by src/batch.rs).
 //
 // How a row moves. Each destination row splits into a head (< 16 bytes, up to the first 16-byte
 // boundary), a body of 16-byte-aligned vectors and a tail (< 16 bytes). The body is a rank-1 tensor
@@ -24,7 +24,7 @@
 // element by element under identity-tensor predicates instead: nothing outside the source row is read,
 // nothing outside the destination row is written.
 //
-// Work decomposition: a warp task is (item, row, segment); 8 warps per block, one block per 8
+// Work decomposition: a warp task is (item, row, segment); 2 warps per block, one block per 2
 // tasks (a grid stride covers more than 2^31 - 1 blocks' worth). A batch finds a task's descriptor by
 // binary search over `task_begin`. An index that is negative skips its item (the paged-cache
 // convention); one past the end skips it and is counted in `status` (count, lowest such item).
@@ -37,17 +37,24 @@ using namespace cute;
 
 namespace {
 
-// Tuning knobs, measured on the H200 (docs/realign-tuning.md): 4 vectors in flight per lane with
-// at most 64 registers (4 resident blocks per SM) beat 8 per lane (spills, or 2 blocks per SM),
-// and one block per 8 tasks beat a persistent grid of resident blocks (0.78-0.93x vs 0.93-1.0x of
-// D2D on the alignment shapes).
+// Tuning knobs, measured on the H200 (docs/realign-tuning.md; tools/realign_probe.cu sets them on
+// the nvcc line): 4 vectors in flight per lane with at most 64 registers (32 resident warps per SM)
+// beat 8 per lane (spills, or 16 warps per SM); one block per task group beat a persistent grid of
+// resident blocks, walking the tasks with a grid stride or in contiguous ranges (0.79-0.90x vs
+// 0.96-0.99x of D2D); and blocks of 2 warps (16 per SM) beat blocks of 8 (4 per SM): a block's slot
+// frees only when its slowest warp ends, so smaller blocks keep more loads in flight (2046-byte
+// rows 0.957x -> 0.971x, a 256 MiB run 0.977x -> 0.991x, 1 warp per block no better).
 #ifndef CUTE_COPY_REALIGN_VECS_PER_LANE
 #define CUTE_COPY_REALIGN_VECS_PER_LANE 4
 #endif
-#ifndef CUTE_COPY_REALIGN_MIN_BLOCKS
-#define CUTE_COPY_REALIGN_MIN_BLOCKS 4
+#ifndef CUTE_COPY_REALIGN_WARPS
+#define CUTE_COPY_REALIGN_WARPS 2
 #endif
-constexpr int kWarps = 8;
+#ifndef CUTE_COPY_REALIGN_MIN_BLOCKS
+#define CUTE_COPY_REALIGN_MIN_BLOCKS (32 / CUTE_COPY_REALIGN_WARPS)  // 64 registers per thread
+#endif
+constexpr int kWarps = CUTE_COPY_REALIGN_WARPS;
+constexpr int kTableTasks = 8;  // tasks per entry of a batch's block table (src/batch.rs)
 constexpr int kThreads = kWarps * 32;
 constexpr int kVecsPerLane = CUTE_COPY_REALIGN_VECS_PER_LANE;
 constexpr int kWarpVecs = 32 * kVecsPerLane;  // 16-byte vectors per whole-warp task (2 KiB)
@@ -274,10 +281,10 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
     RowsDesc const* dp = &one;
     if constexpr (Batched) {
       // The last descriptor whose first task is <= task: the block table after the descriptors
-      // names it for the block's first task (task / kWarps), and the block's 8 tasks can only
-      // move a few descriptors further.
+      // names it for the task's group of kTableTasks (the group's first task), and the group's
+      // tasks can only move a few descriptors further.
       auto const* first = reinterpret_cast<std::uint32_t const*>(descs + count);
-      int k = static_cast<int>(first[task / kWarps]);
+      int k = static_cast<int>(first[task / kTableTasks]);
       while (k + 1 < count && descs[k + 1].task_begin <= task) ++k;
       dp = descs + k;
     }
@@ -321,9 +328,9 @@ struct RealignLaunch {
 
 template <int Width, int AtomBytes, bool ZeroFill>
 struct RealignConfig {
-  // As the engine's KernelConfig: 8 warps, each a (1, 32) thread row; one 16-byte vector per atom
-  // call; a block's 8 warps take 8 consecutive (row, segment) tasks of kVecs vectors each: with
-  // one segment per row, an (8, kVecs * 16 / Width) tile.
+  // As the engine's KernelConfig: kWarps warps, each a (1, 32) thread row; one 16-byte vector per
+  // atom call; a block's warps take kWarps consecutive (row, segment) tasks of kVecs vectors each:
+  // with one segment per row, a (kWarps, kVecs * 16 / Width) tile.
   static ConfigValues run() {
     return {kThreads, kWarps, 32, 1, 16 / Width, kWarps, kWarpVecs * 16 / Width, 0};
   }

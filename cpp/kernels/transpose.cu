@@ -446,22 +446,24 @@ struct NarrowRegs {
   static constexpr int U = R <= 4 ? 2 : 1;  // column blocks per thread in flight (<= 2 x 4 x 16 bytes)
   using RowFrag = Layout<Shape<Int<R>, Int<V>>, Stride<Int<V>, _1>>;
   using RunFrag = Layout<Shape<Int<R>, Int<V>>, Stride<_1, Int<R>>>;
+  static constexpr int kExchangeBits = R % 2 ? 0 : R % 4 ? 1 : R % 8 ? 2 : 3;  // min(3, tz(R))
 
   // Kind 4 (store mode short, NCHW -> NHWC): source rows r at stride sb, unit stride along a; the
   // destination tile is one run, element (r, c) at c * R + r. `ea` columns in this tile (< 2^31:
   // a tile is at most 32 KiB). The run of a warp's 32 column blocks is 32 x R consecutive vectors;
   // stored straight from each lane they would be R 16-byte stores 16 * R bytes apart across the
   // lanes, every 32-byte sector written half by one instruction and half by another. So the lanes
-  // exchange them through `stage` (the warp's 32 x R slots, Swizzle<3,0,3> on the slot index: the
-  // R-strided writes of 8 lanes hit 8 different 16-byte bank groups for R = 2, 4, 8; for odd R the
-  // plain index would and the swizzle makes them 2- to 7-way, see TransposeTile::exchange_ways) and
+  // exchange them through `stage` (the warp's 32 x R slots under Swizzle<B,0,3> on the slot index,
+  // B = min(3, trailing zero bits of R): lane l writes slot l * R + q, and 8 lanes' slots hit 8
+  // different 16-byte bank groups once the swizzle folds the 2^B factor of R back in; an odd R
+  // spreads them by itself (B = 0, the plain index). TransposeTile::exchange_ways models it) and
   // store instruction q writes vectors q * 32 + lane: 512 contiguous bytes.
   static CUTE_DEVICE void store_run(std::uint8_t const* s, std::int64_t sb, std::uint8_t* d, int ea,
                                     uint128_t* stage) {
     int const nv = ea / V;  // whole column blocks
     int const lane = threadIdx.x % 32;
     std::int64_t const row_bytes = sb * Width;
-    auto const slot = Swizzle<3, 0, 3>{};
+    auto const slot = Swizzle<kExchangeBits, 0, 3>{};
     for (int i0 = threadIdx.x; i0 - lane < nv; i0 += kThreads * U) {
       Tensor rows = make_tensor<E>(Shape<Int<R * V>, Int<U>>{});  // U blocks of R x V, RowFrag order
       CUTE_UNROLL
