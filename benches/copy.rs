@@ -407,6 +407,8 @@ fn alignment_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
     );
     bench_alignment::<f32>(c, s, &copy("4096x4096_dense", 4096, 4096, 4096, 4096));
     bench_alignment::<bf16>(c, s, &copy("4096x4096_dense", 4096, 4096, 4096, 4096));
+    // 16 MiB each way: the longest run of the lean run kernel (LEAN_RUN_MAX_BYTES)
+    bench_alignment::<u8>(c, s, &copy("4096x4096_dense", 4096, 4096, 4096, 4096));
     bench_alignment::<f16>(c, s, &copy("16384x16384_dense", 16384, 16384, 16384, 16384));
     bench_alignment::<f16>(
         c,

@@ -125,6 +125,8 @@ void launch_rows(RowsDesc const& one, BatchLaunch const& b) {
 
 std::int64_t rows_segments(std::int64_t row_bytes) { return realign_segments(row_bytes); }
 
+bool rows_lean_run(RowsDesc const& d) { return realign_lean_run(d, 0, 0); }
+
 void launch_tensor(TensorDesc const& t) {
   AtomRow const& row = row_of(t.atom);
   require(row.family == FamilyId::transpose, std::string(row.name) + " does not run tensor descriptors");

@@ -177,6 +177,9 @@ mod bridge {
         unsafe fn launch_rows(one: &RowsDesc, launch: &BatchLaunch) -> Result<()>;
         /// Warp tasks the realign kernel splits a destination row of `row_bytes` into.
         fn rows_segments(row_bytes: i64) -> Result<i64>;
+        /// Whether a plain launch of `desc` (no batch, no indices; `src` / `dst` the addresses, or
+        /// any with their 16-byte phase) runs the lean run kernel.
+        fn rows_lean_run(desc: &RowsDesc) -> Result<bool>;
         /// # Safety
         /// `desc.src` / `desc.dst` address live device memory covering every element of the two
         /// layouts, in the stream's context, alive until the stream has run the copy.
@@ -302,6 +305,13 @@ pub(crate) fn launch_tensor(desc: &TensorDesc) -> Result<(), Error> {
 /// when `R` short rows share one warp task (groups of 32 / R lanes).
 pub(crate) fn rows_segments(row_bytes: i64) -> Result<i64, Error> {
     bridge::rows_segments(row_bytes).map_err(Error::from_cxx)
+}
+
+/// Whether the realign family copies `desc` (launched alone, without indices) with its lean run
+/// kernel: one contiguous range on both sides with the same 16-byte phase, at most 16 MiB (the
+/// rule of the kernel's `realign_lean_run`).
+pub(crate) fn rows_lean_run(desc: &RowsDesc) -> Result<bool, Error> {
+    bridge::rows_lean_run(desc).map_err(Error::from_cxx)
 }
 
 /// Warp tasks of `rows` rows (items x rows per item) at `segs` from [`rows_segments`] (the rule of

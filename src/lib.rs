@@ -90,8 +90,8 @@ pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use layout::{coalesce_layouts, Layout, MAX_RANK};
 pub use plan::{
-    coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, MAX_BLOCKS,
-    RAGGED_ROW_MIN_BYTES, REALIGN_MIN_ROW_BYTES,
+    coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, LEAN_RUN_MAX_BYTES,
+    MAX_BLOCKS, RAGGED_ROW_MIN_BYTES, REALIGN_MIN_ROW_BYTES,
 };
 pub use tensor::{
     copy_tensor, copy_tensor_raw, plan_tensor, swizzle, TensorPlan, TensorRoute, ThreadWork,

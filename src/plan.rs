@@ -54,6 +54,15 @@ pub const REALIGN_MIN_ROW_BYTES: usize = 128;
 /// f16 16383 x 16383 at ld 16384, 0.946-0.947x D2D on the tile engine, 0.967-0.978x realigned.
 pub const RAGGED_ROW_MIN_BYTES: usize = 2048;
 
+/// The longest contiguous run (bytes each way) that the realign family copies with its lean run
+/// kernel when source and destination share their 16-byte phase: a plain 16-byte TiledCopy in 32
+/// registers, so 64 warps stay resident per SM instead of the general kernel's 32. Such a copy is
+/// over within one or two waves of tasks, where more warps in flight win; longer runs stream at
+/// the limit with the general kernel. Measured on the H200 (tools/realign_probe.cu): 16 MiB
+/// 0.84-0.88x -> 0.96-0.98x of D2D, 1-8 MiB 10-15% less time; 24-256 MiB 2-6% slower with it.
+/// Must match `CUTE_COPY_REALIGN_LEAN_RUN_MAX_BYTES` in cpp/kernels/realign.cu (checked by a test).
+pub const LEAN_RUN_MAX_BYTES: usize = 16 << 20;
+
 /// Warps per block of the realign kernel (each takes one (row, segment) task at a time): blocks
 /// of 2 warps, 16 resident per SM, measured 1-1.5% faster than blocks of 8 (a block's slot frees
 /// when its slowest warp ends). Must match `kWarps` in cpp/kernels/realign.cu (the compiled
@@ -345,6 +354,36 @@ impl Plan {
         self.atom.family() == Family::Realign
     }
 
+    /// Whether the realign family copies this plan with its lean run kernel: one contiguous range
+    /// on both sides with the same 16-byte phase, at most [`LEAN_RUN_MAX_BYTES`] (the kernel's own
+    /// rule, asked through the bridge; false without the compiled kernels).
+    pub fn lean_run(&self) -> bool {
+        if !self.realigned() || self.operation != Operation::Copy {
+            return false;
+        }
+        let e = self.dtype.size_bytes() as i64;
+        let (s, d) = self.launched;
+        let Ok(segs) = crate::ffi::rows_segments(d.cols as i64 * e) else {
+            return false;
+        };
+        let desc = crate::ffi::RowsDesc {
+            src: s.offset_bytes as u64,
+            dst: d.offset_bytes as u64,
+            src_pitch: s.ld as i64 * e,
+            dst_pitch: d.ld as i64 * e,
+            src_row_bytes: s.cols as i64 * e,
+            dst_row_bytes: d.cols as i64 * e,
+            src_rows: s.rows as i64,
+            dst_rows: d.rows as i64,
+            items: 1,
+            index_bytes: 4,
+            index_stride: 1,
+            segs,
+            ..Default::default()
+        };
+        crate::ffi::rows_lean_run(&desc).unwrap_or(false)
+    }
+
     /// Whether both sides were coalesced into one contiguous run.
     pub fn coalesced(&self) -> bool {
         self.launched != (self.src, self.dst)
@@ -519,6 +558,25 @@ impl Plan {
             )
         };
         r.push(format!("atom {}: {why}", self.atom));
+        if self.lean_run() {
+            r.push(format!(
+                "lean run kernel: one contiguous range of {} B (at most {} MiB) with the same 16-byte phase on both sides ({} B): a head up to the first 16-byte boundary, a body of aligned vectors and a tail; the body is a plain TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> (thread layout (32):(1), {} vectors in flight per lane) with no funnel shift, in 32 registers, so 64 warps stay resident per SM instead of 32: a run this short is over within one or two waves of tasks, and more warps in flight shorten it",
+                dst.cols * e,
+                LEAN_RUN_MAX_BYTES >> 20,
+                dst.offset_bytes % 16,
+                self.config.tile.1 * e / 16 / 32
+            ));
+            r.push(format!(
+                "warp tasks: {} segment{} of up to {} B, {REALIGN_WARPS} warps per block ({} blocks), at most 32 registers per thread so that {} blocks ({} warps) fit on an SM",
+                self.tiles.1,
+                if self.tiles.1 == 1 { "" } else { "s" },
+                self.config.tile.1 * e,
+                self.blocks(),
+                64 / REALIGN_WARPS,
+                64
+            ));
+            return r;
+        }
         let (sp, dp) = (src.ld * e, dst.ld * e);
         let shift = if src.rows <= 1 || sp % 16 == dp % 16 {
             format!(
@@ -773,6 +831,55 @@ mod tests {
         let p = Plan::new(DType::BF16, a, Operand::packed(104, 1024), None, None).unwrap();
         assert_eq!((p.atom, p.operation), (Atom::Realign128, Operation::Pad));
         assert!(p.to_string().contains("zeros"), "{p}");
+    }
+
+    #[test]
+    fn runs_of_at_most_16_mib_in_one_phase_take_the_lean_kernel() {
+        let run = |dtype: DType, n: usize, so: usize, dof: usize| {
+            let at = |o: usize| Operand {
+                offset_bytes: o,
+                ..Operand::packed(1, n)
+            };
+            Plan::new(dtype, at(so), at(dof), None, None).unwrap()
+        };
+        let e = |d: DType| d.size_bytes();
+        for dtype in [DType::U8, DType::F16, DType::F32, DType::F64] {
+            let n = LEAN_RUN_MAX_BYTES / e(dtype);
+            // up to the limit, same phase (offsets 16 bytes apart, or equal): lean
+            let p = run(dtype, n, 0, 0);
+            assert!(p.lean_run(), "{p}");
+            assert!(p.to_string().contains("lean run kernel"), "{p}");
+            assert!(run(dtype, 4096, 8, 24).lean_run());
+            // one element past it, or another phase: the general kernel
+            let p = run(dtype, n + 1, 0, 0);
+            assert!(
+                !p.lean_run() && !p.to_string().contains("lean run kernel"),
+                "{p}"
+            );
+            assert!(!run(dtype, 1000, 0, e(dtype)).lean_run());
+        }
+        // rows that do not coalesce, and pads, are never lean
+        let p = Plan::new(
+            DType::U8,
+            Operand::packed(4, 1000),
+            Operand {
+                ld: 1024,
+                ..Operand::packed(4, 1000)
+            },
+            None,
+            None,
+        )
+        .unwrap();
+        assert!(p.realigned() && !p.lean_run(), "{p}");
+        let p = Plan::new(
+            DType::U8,
+            Operand::packed(1, 1000),
+            Operand::packed(1, 1024),
+            None,
+            None,
+        )
+        .unwrap();
+        assert!(p.operation == Operation::Pad && !p.lean_run(), "{p}");
     }
 
     #[test]

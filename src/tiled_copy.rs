@@ -267,6 +267,21 @@ mod tests {
     }
 
     #[test]
+    fn every_compiled_kernel_is_introspectable() {
+        // explain, svg and the thread listings build the spec of whatever kernel a plan runs:
+        // every legal (atom, dtype) of the menu must be a thread layout and value layout that
+        // host CuTe can partition (the realign kernel's (2, 32) once was not)
+        for atom in Atom::all() {
+            for dtype in DType::ALL {
+                if atom.kernel_config(dtype).is_ok() {
+                    let spec = TiledCopySpec::for_kernel(atom, dtype);
+                    assert!(spec.is_ok(), "{atom:?} {dtype:?}: {spec:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn tutorial_tiled_copy_matches_the_host_model() {
         let spec =
             TiledCopySpec::new(Atom::Universal, DType::F32, (32, 4), (1, 1), (32, 32)).unwrap();

@@ -162,6 +162,46 @@ fn contiguous_copies_run_as_one_range() {
 }
 
 #[test]
+fn short_runs_sharing_a_16_byte_phase_copy_exactly_on_the_lean_kernel() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(16);
+    let max = cute_copy::LEAN_RUN_MAX_BYTES;
+    for dtype in DType::ALL {
+        let e = dtype.size_bytes();
+        let v = 16 / e; // elements per 16 bytes
+        let mut runs: Vec<(usize, usize, usize)> = (0..6)
+            .map(|_| {
+                let n = if r.random_bool(0.5) {
+                    r.random_range(1024 / e..(1 << 20) / e) // many segments
+                } else {
+                    r.random_range(REALIGN_MIN / e..4096 / e) // a segment or two
+                };
+                let p = r.random_range(0..v); // the shared phase, in elements
+                (n, p, p + v * r.random_range(0..4))
+            })
+            .collect();
+        runs.push((8 * v + 1, 1 % v, v + 1 % v)); // one segment, a head and a one-element tail
+        runs.push((5000 / e, 0, 1)); // another phase: the general kernel
+        if matches!(dtype, DType::U8 | DType::F64) {
+            runs.push((max / e, 1 % v, 1 % v)); // the longest lean run
+            runs.push((max / e + 1, 0, 0)); // one element more: the general kernel
+        }
+        for (n, sc, dc) in runs {
+            let lean = (sc * e) % 16 == (dc * e) % 16 && n * e <= max;
+            let case = Case::copy(1, n)
+                .lds(n + sc + 3, n + dc + 5)
+                .at((0, sc), (0, dc));
+            let plan = check_dtype(&stream, dtype, case, &mut r);
+            assert!(plan.realigned(), "{plan}");
+            assert_eq!(plan.lean_run(), lean, "{dtype} {case:?}\n{plan}");
+        }
+    }
+}
+
+/// Rows shorter than this go to the tile engine (the realign family starts at 128 bytes).
+const REALIGN_MIN: usize = cute_copy::REALIGN_MIN_ROW_BYTES;
+
+#[test]
 fn random_offsets_and_pitches_match_the_reference() {
     let Some(stream) = gpu() else { return };
     let mut r = rng(16);

@@ -1,8 +1,8 @@
 // A tuning probe for the realign family (docs/realign-tuning.md): the kernel file compiled with the
 // knobs given on the nvcc line, each shape verified against cudaMemcpy2D and timed with CUDA events
 // (back-to-back launches after warm-up) against cudaMemcpyAsync D2D of the same bytes in the same
-// process, plus two hand-written contiguous copies for the single runs (a grid of one block per 8 KiB
-// and a resident grid with a grid stride). Built by tools/realign_probe.sh; not part of the crate.
+// process, plus hand-written contiguous copies for the single runs (a grid of one block per 16 KiB,
+// the same held to 32 warps per SM, and a resident grid with a grid stride). Built by tools/realign_probe.sh; not part of the crate.
 //
 //   realign_probe [launches] [reps]
 #include "kernels/realign.cu"
@@ -78,6 +78,11 @@ int main(int argc, char** argv) {
       {"bf16 4096^2 dense (32 MiB run)", 2, 1, 4096ll * 4096 * 2, 4096ll * 4096 * 2, 4096ll * 4096 * 2, 0, 0},
       {"u8 16 MiB run", 1, 1, 16ll << 20, 16ll << 20, 16ll << 20, 0, 0},
       {"u8 256 MiB run", 1, 1, 256ll << 20, 256ll << 20, 256ll << 20, 0, 0},
+      {"u8 1 MiB run", 1, 1, 1ll << 20, 1ll << 20, 1ll << 20, 0, 0},
+      {"u8 4 MiB run", 1, 1, 4ll << 20, 4ll << 20, 4ll << 20, 0, 0},
+      {"u8 8 MiB run", 1, 1, 8ll << 20, 8ll << 20, 8ll << 20, 0, 0},
+      {"u8 24 MiB + 5 run at 3 -> 19", 1, 1, (24ll << 20) + 5, (24ll << 20) + 5, (24ll << 20) + 5, 3, 19},
+      {"u8 40 MiB run", 1, 1, 40ll << 20, 40ll << 20, 40ll << 20, 0, 0},
       {"f16 batched 65536 x 2046 B, pitch 2048 -> packed", 2, 65536, 2046, 2048, 2046, 0, 0},
       {"u8 crop 2000x7001 (5,3)/11520 -> (0,1)/7168", 1, 2000, 7001, 11520, 7168, 5 * 11520 + 3, 1},
       {"f16 16384x16380 ld 16388 -> packed", 2, 16384, 32760, 32776, 32760, 0, 0},
@@ -121,6 +126,7 @@ int main(int argc, char** argv) {
     auto ours = [&] {
       cute_copy::launch_realign(AtomId::Realign128, sh.width, r, nullptr, 0, tasks, nullptr, 0, 0, st);
     };
+    CK(cudaDeviceSynchronize());  // the poison and the reference (default stream) before the copy
     ours();
     CK(cudaStreamSynchronize(st));
     bool ok;
@@ -136,7 +142,7 @@ int main(int argc, char** argv) {
       // driver's memcpy is up to 6% slower on byte counts that are not a multiple of 16
       float const t_d2d = time_ms(launches, st, [&] { CK(cudaMemcpyAsync(db, da, moved & ~std::int64_t(1023), cudaMemcpyDeviceToDevice, st)); });
       float const t_ours = time_ms(launches, st, ours);
-      float t_hb = 0, t_hr = 0;
+      float t_hb = 0, t_hr = 0, t_h4 = 0;
       if (run) {
         std::int64_t const n = sh.row_bytes / 16;
         int sms = 0;
@@ -145,13 +151,22 @@ int main(int argc, char** argv) {
         auto* dv = reinterpret_cast<uint4*>(d);
         t_hb = time_ms(launches, st, [&] { hand_blocks<<<unsigned((n + 1023) / 1024), 256, 0, st>>>(sv, dv, n); });
         t_hr = time_ms(launches, st, [&] { hand_resident<<<unsigned(sms * 8), 256, 0, st>>>(sv, dv, n); });
+        // hand-blocks held to 32 warps per SM (the realign kernel's occupancy) by 50 KiB of unused
+        // dynamic shared memory per block
+        static bool const opted = [] {
+          CK(cudaFuncSetAttribute(hand_blocks, cudaFuncAttributeMaxDynamicSharedMemorySize, 50 << 10));
+          return true;
+        }();
+        (void)opted;
+        t_h4 = time_ms(launches, st, [&] { hand_blocks<<<unsigned((n + 1023) / 1024), 256, 50 << 10, st>>>(sv, dv, n); });
       }
       double const gb = 2.0 * moved / 1e9;
       std::printf("%-52s %s tasks %9lld  d2d %8.2f us %6.0f GB/s | ours %8.2f us %6.0f GB/s x%.3f", sh.name,
                   ok ? "ok " : "BAD", static_cast<long long>(tasks), t_d2d * 1e3, gb / (t_d2d * 1e-3),
                   t_ours * 1e3, gb / (t_ours * 1e-3), t_d2d / t_ours);
       if (run)
-        std::printf(" | hand-blocks x%.3f hand-resident x%.3f", t_d2d / t_hb, t_d2d / t_hr);
+        std::printf(" | hand-blocks x%.3f hand-resident x%.3f hand-blocks-32-warps x%.3f", t_d2d / t_hb, t_d2d / t_hr,
+                    t_d2d / t_h4);
       std::printf("\n");
     }
     CK(cudaFree(s));

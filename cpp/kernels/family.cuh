@@ -49,6 +49,9 @@ ConfigValues config_realign(AtomId atom, int width);
 std::int64_t realign_segments(std::int64_t row_bytes);
 // Warp tasks of one descriptor: items x dst_rows x segs, or items x dst_rows / R rounded up.
 std::int64_t realign_tasks(RowsDesc const& d);
+// Whether a plain launch of `d` (no batch, no indices) runs the lean run kernel: one contiguous
+// range on both sides, the same 16-byte phase, at most CUTE_COPY_REALIGN_LEAN_RUN_MAX_BYTES.
+bool realign_lean_run(RowsDesc const& d, std::uint64_t src_base, std::uint64_t dst_base);
 
 // The transpose family takes a tensor descriptor (layouts of rank 1..6, planned in Rust).
 void launch_transpose(AtomId atom, int width, TensorDesc const& desc);
