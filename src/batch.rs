@@ -284,7 +284,7 @@ impl BatchPlan {
         p
     }
 
-    /// Blocks launched: one per [`REALIGN_WARPS`](crate::plan::REALIGN_WARPS) warp tasks.
+    /// Blocks launched: one per 2 warp tasks (the realign kernel's blocks of 2 warps).
     pub fn blocks(&self) -> usize {
         (self.tasks as usize).div_ceil(crate::plan::REALIGN_WARPS)
     }

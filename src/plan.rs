@@ -339,7 +339,7 @@ impl Plan {
     }
 
     /// Blocks launched (one per tile; 0 for an empty copy, which launches nothing). For the
-    /// realign family, one block per [`REALIGN_WARPS`] warp tasks.
+    /// realign family, one block per 2 warp tasks (its blocks of 2 warps).
     pub fn blocks(&self) -> usize {
         let n = self.tiles.0 * self.tiles.1;
         if self.atom.family() == Family::Realign {
