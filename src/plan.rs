@@ -363,9 +363,7 @@ impl Plan {
         }
         let e = self.dtype.size_bytes() as i64;
         let (s, d) = self.launched;
-        let Ok(segs) = crate::ffi::rows_segments(d.cols as i64 * e) else {
-            return false;
-        };
+        // the rule reads shapes, pitches, indices and the two addresses' 16-byte phase, not `segs`
         let desc = crate::ffi::RowsDesc {
             src: s.offset_bytes as u64,
             dst: d.offset_bytes as u64,
@@ -378,7 +376,6 @@ impl Plan {
             items: 1,
             index_bytes: 4,
             index_stride: 1,
-            segs,
             ..Default::default()
         };
         crate::ffi::rows_lean_run(&desc).unwrap_or(false)

@@ -174,7 +174,8 @@ fn short_runs_sharing_a_16_byte_phase_copy_exactly_on_the_lean_kernel() {
                 let n = if r.random_bool(0.5) {
                     r.random_range(1024 / e..(1 << 20) / e) // many segments
                 } else {
-                    r.random_range(REALIGN_MIN / e..4096 / e) // a segment or two
+                    r.random_range(cute_copy::REALIGN_MIN_ROW_BYTES / e..4096 / e)
+                    // a segment or two
                 };
                 let p = r.random_range(0..v); // the shared phase, in elements
                 (n, p, p + v * r.random_range(0..4))
@@ -197,9 +198,6 @@ fn short_runs_sharing_a_16_byte_phase_copy_exactly_on_the_lean_kernel() {
         }
     }
 }
-
-/// Rows shorter than this go to the tile engine (the realign family starts at 128 bytes).
-const REALIGN_MIN: usize = cute_copy::REALIGN_MIN_ROW_BYTES;
 
 #[test]
 fn random_offsets_and_pitches_match_the_reference() {

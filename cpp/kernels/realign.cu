@@ -109,26 +109,27 @@ CUTE_DEVICE uint4 masked_vector(std::uint8_t const* s, std::int64_t ls, std::int
       }
     }
     return make_uint4(w[0], w[1], w[2], w[3]);
+  } else {
+    int const a = static_cast<int>(cute::min<std::int64_t>(16, cute::max<std::int64_t>(0, -t)));
+    int const b = static_cast<int>(cute::min<std::int64_t>(16, cute::max<std::int64_t>(0, ls - t)));
+    std::uint8_t const* base = s + t;
+    std::uint64_t lo = 0, hi = 0;
+    auto put = [&](int at, std::uint64_t v) {
+      if (at < 8) lo |= v << (8 * at);
+      else hi |= v << (8 * (at - 8));
+    };
+    int p = a;
+    if constexpr (Width == 1) if ((p & 1) && p + 1 <= b) { put(p, base[p]); p += 1; }
+    if constexpr (Width <= 2) if ((p & 2) && p + 2 <= b) { put(p, *reinterpret_cast<std::uint16_t const*>(base + p)); p += 2; }
+    if constexpr (Width <= 4) if ((p & 4) && p + 4 <= b) { put(p, *reinterpret_cast<std::uint32_t const*>(base + p)); p += 4; }
+    if ((p & 8) && p + 8 <= b) { put(p, *reinterpret_cast<std::uint64_t const*>(base + p)); p += 8; }
+    if (p + 8 <= b) { put(p, *reinterpret_cast<std::uint64_t const*>(base + p)); p += 8; }
+    if constexpr (Width <= 4) if (p + 4 <= b) { put(p, *reinterpret_cast<std::uint32_t const*>(base + p)); p += 4; }
+    if constexpr (Width <= 2) if (p + 2 <= b) { put(p, *reinterpret_cast<std::uint16_t const*>(base + p)); p += 2; }
+    if constexpr (Width == 1) if (p + 1 <= b) { put(p, base[p]); p += 1; }
+    return make_uint4(static_cast<unsigned>(lo), static_cast<unsigned>(lo >> 32), static_cast<unsigned>(hi),
+                      static_cast<unsigned>(hi >> 32));
   }
-  int const a = static_cast<int>(cute::min<std::int64_t>(16, cute::max<std::int64_t>(0, -t)));
-  int const b = static_cast<int>(cute::min<std::int64_t>(16, cute::max<std::int64_t>(0, ls - t)));
-  std::uint8_t const* base = s + t;
-  std::uint64_t lo = 0, hi = 0;
-  auto put = [&](int at, std::uint64_t v) {
-    if (at < 8) lo |= v << (8 * at);
-    else hi |= v << (8 * (at - 8));
-  };
-  int p = a;
-  if constexpr (Width == 1) if ((p & 1) && p + 1 <= b) { put(p, base[p]); p += 1; }
-  if constexpr (Width <= 2) if ((p & 2) && p + 2 <= b) { put(p, *reinterpret_cast<std::uint16_t const*>(base + p)); p += 2; }
-  if constexpr (Width <= 4) if ((p & 4) && p + 4 <= b) { put(p, *reinterpret_cast<std::uint32_t const*>(base + p)); p += 4; }
-  if ((p & 8) && p + 8 <= b) { put(p, *reinterpret_cast<std::uint64_t const*>(base + p)); p += 8; }
-  if (p + 8 <= b) { put(p, *reinterpret_cast<std::uint64_t const*>(base + p)); p += 8; }
-  if constexpr (Width <= 4) if (p + 4 <= b) { put(p, *reinterpret_cast<std::uint32_t const*>(base + p)); p += 4; }
-  if constexpr (Width <= 2) if (p + 2 <= b) { put(p, *reinterpret_cast<std::uint16_t const*>(base + p)); p += 2; }
-  if constexpr (Width == 1) if (p + 1 <= b) { put(p, base[p]); p += 1; }
-  return make_uint4(static_cast<unsigned>(lo), static_cast<unsigned>(lo >> 32), static_cast<unsigned>(hi),
-                    static_cast<unsigned>(hi >> 32));
 }
 
 // Segment `seg` of one destination row: d[0, ld) from s[0, ls), zeros past ls.
@@ -191,8 +192,8 @@ CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* 
     } else if constexpr (G == 32) {
       // A whole warp's edge segment (the last of a row, or a row's only one): the whole vectors
       // first, all loads in flight at once as in the interior; then the few that stick out of
-      // the source row (a row's first and last, a pad's zeros) element by element, so that their
-      // divergent path does not stand between the loads. Measured on the H200: 2046-byte rows
+      // the source row (a row's first and last, a pad's zeros) as aligned pieces (masked_vector),
+      // so that their divergent path does not stand between the loads. Measured on the H200: 2046-byte rows
       // 0.89x -> 0.95x D2D, u8 8191-byte rows at (1,1) 0.93x -> 0.98x. (Groups of 8 or 16 lanes,
       // whose short rows are mostly edge vectors, keep the single pass: 2.7% faster there.)
       CUTE_UNROLL
