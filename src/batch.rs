@@ -304,7 +304,7 @@ impl fmt::Display for BatchPlan {
         )?;
         writeln!(
             f,
-            "  - one kernel for all of them: the descriptors (shape, pitches, offsets, indices) {}; a warp task is (item, row, 2 KiB segment), {} tasks in all ({} blocks of {} warps); a batch finds each task's copy by binary search over the prefix sums of the task counts",
+            "  - one kernel for all of them: the descriptors (shape, pitches, offsets, indices) {}; a warp task is (item, row, 2 KiB segment), {} tasks in all ({} blocks of {} warps); a batch finds each task's copy from a block table (for every 8 tasks, the last copy starting at or before them) over the prefix sums of the task counts",
             if self.kind == "batch" { "live in device memory, uploaded once" } else { "travel in the launch's parameters" },
             self.tasks,
             self.blocks(),

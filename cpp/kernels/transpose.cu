@@ -91,6 +91,10 @@ struct Args {
   std::int64_t sa, sb, da, db;           // the strides of modes a and b on each side
   std::int64_t ta, tb;                   // tile extents (elements along a, rows along b)
   std::int64_t tiles_a, tiles_b, tiles;  // along a, along b, all (times the other modes)
+  // Grids of < 2^31 tiles: tile_at's divisions by tiles_a, tiles_b and the other modes' extents as
+  // cutlass::FastDivmod built on the host (a multiply-high each instead of a 64-bit division).
+  bool fast;
+  cutlass::FastDivmod div_a, div_b, div_mode[6];
 };
 
 template <class T>
@@ -547,19 +551,39 @@ struct TileAt {
 
 template <int Width>
 CUTE_DEVICE TileAt tile_at(Args const& g, std::int64_t t) {
-  std::int64_t rest = t;
-  std::int64_t const ia = rest % g.tiles_a;
-  rest /= g.tiles_a;
-  std::int64_t const ib = rest % g.tiles_b;
-  rest /= g.tiles_b;
-  std::int64_t const a0 = ia * g.ta, b0 = ib * g.tb;
-  std::int64_t so = a0 * g.sa + b0 * g.sb, dof = a0 * g.da + b0 * g.db;
-  for (int m = g.rank - 1; m >= 0; --m) {  // the other modes, the last (innermost) fastest
-    if (m == g.a || m == g.b) continue;
-    std::int64_t const x = rest % g.shape[m];
-    rest /= g.shape[m];
-    so += x * g.ss[m];
-    dof += x * g.ds[m];
+  std::int64_t a0, b0, so, dof;
+  if (g.fast) {
+    int rest = static_cast<int>(t), ia, ib;
+    g.div_a(rest, ia, rest);
+    g.div_b(rest, ib, rest);
+    a0 = ia * g.ta;
+    b0 = ib * g.tb;
+    so = a0 * g.sa + b0 * g.sb;
+    dof = a0 * g.da + b0 * g.db;
+    for (int m = g.rank - 1; m >= 0; --m) {  // the other modes, the last (innermost) fastest
+      if (m == g.a || m == g.b) continue;
+      int x;
+      g.div_mode[m](rest, x, rest);
+      so += x * g.ss[m];
+      dof += x * g.ds[m];
+    }
+  } else {
+    std::int64_t rest = t;
+    std::int64_t const ia = rest % g.tiles_a;
+    rest /= g.tiles_a;
+    std::int64_t const ib = rest % g.tiles_b;
+    rest /= g.tiles_b;
+    a0 = ia * g.ta;
+    b0 = ib * g.tb;
+    so = a0 * g.sa + b0 * g.sb;
+    dof = a0 * g.da + b0 * g.db;
+    for (int m = g.rank - 1; m >= 0; --m) {
+      if (m == g.a || m == g.b) continue;
+      std::int64_t const x = rest % g.shape[m];
+      rest /= g.shape[m];
+      so += x * g.ss[m];
+      dof += x * g.ds[m];
+    }
   }
   return {a0, b0, g.src + so * Width, g.dst + dof * Width};
 }
@@ -702,6 +726,17 @@ void launch_transpose(AtomId atom, int width, TensorDesc const& t) {
   g.tiles_a = t.tiles_a;
   g.tiles_b = t.tiles_b;
   g.tiles = t.tiles;
+  // tiles is the product of the divisors (src/tensor.rs), so every one and every dividend then fits
+  // in 31 bits; checked here all the same.
+  auto fits = [](std::int64_t x) { return x >= 1 && x <= 0x7fffffff; };
+  g.fast = fits(g.tiles) && fits(g.tiles_a) && fits(g.tiles_b);
+  for (int m = 0; m < g.rank; ++m) g.fast = g.fast && (m == g.a || m == g.b || fits(g.shape[m]));
+  if (g.fast) {
+    g.div_a = cutlass::FastDivmod(static_cast<int>(g.tiles_a));
+    g.div_b = cutlass::FastDivmod(static_cast<int>(g.tiles_b));
+    for (int m = 0; m < g.rank; ++m)
+      if (m != g.a && m != g.b) g.div_mode[m] = cutlass::FastDivmod(static_cast<int>(g.shape[m]));
+  }
   dispatch<TransposeLaunch>(atom, width, g, reinterpret_cast<cudaStream_t>(t.stream));
 }
 
