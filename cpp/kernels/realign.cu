@@ -25,10 +25,11 @@
 // nothing outside the destination row is written.
 //
 // Work decomposition: a warp task is (item, row, segment); 2 warps per block, one block per 2
-// tasks (a grid stride covers more than 2^31 - 1 blocks' worth). A task's (row, segment) comes from
-// a cutlass::FastDivmod built on the host (one descriptor of < 2^31 tasks; a multiply-high instead of
-// a 64-bit division on every task's critical path: u8 crop 2000x7001 8.5 -> 8.0 us, 24-64 MiB copies
-// 0.5-1.5% less time, H200). A batch finds a task's descriptor by its block table and divides. An index that is negative skips its item (the paged-cache
+// tasks (a grid stride covers more than 2^31 - 1 blocks' worth). A task's (row, segment) and a row's
+// (item, row) come from cutlass::FastDivmod built on the host (`Divisors`, one descriptor: a
+// multiply-high instead of a 64-bit division on every task's critical path; u8 crop 2000x7001
+// 8.5 -> 8.0 us, 24-64 MiB copies 0.5-1.5% less time, H200). A batch finds a task's descriptor by
+// its block table and divides. An index that is negative skips its item (the paged-cache
 // convention); one past the end skips it and is counted in `status` (count, lowest such item).
 #define CUTE_COPY_ROW_realign(name, bytes, zfill) \
   case AtomId::name: return by_width<Op, bytes, zfill>(width, args...);
@@ -262,6 +263,26 @@ CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* 
   }
 }
 
+// One descriptor's divisions as cutlass::FastDivmod built on the host: a task's (row, segment) and a
+// row's (item, row) by a multiply-high instead of a 64-bit division on the task's critical path.
+// Divisor 0 (the default, and a batch's): none; the kernel divides. Valid for dividends below 2^31,
+// so built only when the tasks (segs) or items x rows (rows) stay below that.
+struct Divisors {
+  cutlass::FastDivmod segs = none(), rows = none();
+  static cutlass::FastDivmod none() {
+    cutlass::FastDivmod d;
+    d.divisor = 0;
+    return d;
+  }
+  static Divisors of(RowsDesc const& one, std::int64_t tasks) {
+    Divisors d;
+    if (one.segs > 0 && tasks <= 0x7fffffff) d.segs = cutlass::FastDivmod(static_cast<int>(one.segs));
+    if (one.dst_rows >= 1 && one.items >= 1 && one.items <= 0x7fffffff / one.dst_rows)
+      d.rows = cutlass::FastDivmod(static_cast<int>(one.dst_rows));
+    return d;
+  }
+};
+
 template <class I>
 CUTE_DEVICE std::int64_t load_index(std::uint64_t base, std::int64_t entry) {
   return static_cast<std::int64_t>(reinterpret_cast<I const*>(base)[entry]);
@@ -289,10 +310,21 @@ CUTE_DEVICE std::int64_t side_index(std::uint64_t index, int index_bytes, int in
 // of G lanes; rows past the descriptor's (the last packed task's spare groups) do nothing.
 template <int Width, int G>
 CUTE_DEVICE void run_task(RowsDesc const& p, std::int64_t seg, std::int64_t r, int lane, unsigned mask,
-                          unsigned long long* status, std::uint64_t src_base, std::uint64_t dst_base) {
+                          unsigned long long* status, std::uint64_t src_base, std::uint64_t dst_base,
+                          Divisors const& div) {
   if (r >= p.items * p.dst_rows) return;
-  bool const one_item = p.items == 1;  // a plain copy: no division on the task's critical path
-  std::int64_t const item = one_item ? 0 : r / p.dst_rows, row = one_item ? r : r % p.dst_rows;
+  std::int64_t item = 0, row = r;  // a plain copy (one item): no division on the task's critical path
+  if (p.items != 1) {
+    if (div.rows.divisor == p.dst_rows) {  // one descriptor of < 2^31 rows: the host's divmod
+      int q, rr;
+      div.rows(q, rr, static_cast<int>(r));
+      item = q;
+      row = rr;
+    } else {
+      item = r / p.dst_rows;
+      row = r % p.dst_rows;
+    }
+  }
   bool const record = lane == 0 && row == 0 && seg == 0;
   std::int64_t const si = side_index(p.src_index, p.index_bytes, p.index_stride, item, p.src_items, status, record);
   if (si < 0) return;
@@ -308,7 +340,7 @@ template <int Width, bool Batched>
 __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
     realign_kernel(RowsDesc const one, RowsDesc const* descs, int count, std::int64_t tasks,
                    unsigned long long* status, std::uint64_t src_base, std::uint64_t dst_base,
-                   cutlass::FastDivmod segs_div) {
+                   Divisors const div) {
   int const lane = threadIdx.x % 32;
   for (std::int64_t task = std::int64_t(blockIdx.x) * kWarps + threadIdx.x / 32; task < tasks;
        task += std::int64_t(gridDim.x) * kWarps) {
@@ -325,19 +357,19 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
     RowsDesc const& p = *dp;
     std::int64_t const local = task - p.task_begin;
     if (p.segs > 0) {
-      if (!Batched && segs_div.divisor == p.segs) {  // one descriptor of < 2^31 tasks: the host's divmod
+      if (div.segs.divisor == p.segs) {  // one descriptor of < 2^31 tasks: the host's divmod
         int q, seg;
-        segs_div(q, seg, static_cast<int>(local));
-        run_task<Width, 32>(p, seg, q, lane, 0xffffffffu, status, src_base, dst_base);
+        div.segs(q, seg, static_cast<int>(local));
+        run_task<Width, 32>(p, seg, q, lane, 0xffffffffu, status, src_base, dst_base, div);
         continue;
       }
-      run_task<Width, 32>(p, local % p.segs, local / p.segs, lane, 0xffffffffu, status, src_base, dst_base);
+      run_task<Width, 32>(p, local % p.segs, local / p.segs, lane, 0xffffffffu, status, src_base, dst_base, div);
     } else if (p.segs == -2) {  // two rows per task, 16 lanes each
       int const g = lane / 16;
-      run_task<Width, 16>(p, 0, local * 2 + g, lane % 16, 0xffffu << (16 * g), status, src_base, dst_base);
+      run_task<Width, 16>(p, 0, local * 2 + g, lane % 16, 0xffffu << (16 * g), status, src_base, dst_base, div);
     } else {  // four rows per task, 8 lanes each
       int const g = lane / 8;
-      run_task<Width, 8>(p, 0, local * 4 + g, lane % 8, 0xffu << (8 * g), status, src_base, dst_base);
+      run_task<Width, 8>(p, 0, local * 4 + g, lane % 8, 0xffu << (8 * g), status, src_base, dst_base, div);
     }
   }
 }
@@ -414,15 +446,12 @@ struct RealignLaunch {
       realign_run_kernel<Width><<<blocks_for(tasks), kThreads, 0, stream>>>(one, tasks, src_base, dst_base);
     } else if (descs == nullptr) {
       auto kernel = realign_kernel<Width, false>;
-      cutlass::FastDivmod segs_div;  // divisor 0: none (the kernel divides)
-      segs_div.divisor = 0;
-      if (tasks <= 0x7fffffff && one.segs > 0) segs_div = cutlass::FastDivmod(static_cast<int>(one.segs));
-      kernel<<<blocks_for(tasks), kThreads, 0, stream>>>(one, nullptr, 0, tasks, status, src_base, dst_base, segs_div);
+      kernel<<<blocks_for(tasks), kThreads, 0, stream>>>(one, nullptr, 0, tasks, status, src_base, dst_base,
+                                                         Divisors::of(one, tasks));
     } else {
       auto kernel = realign_kernel<Width, true>;
-      cutlass::FastDivmod none;
-      none.divisor = 0;
-      kernel<<<blocks_for(tasks), kThreads, 0, stream>>>(one, descs, count, tasks, status, src_base, dst_base, none);
+      kernel<<<blocks_for(tasks), kThreads, 0, stream>>>(one, descs, count, tasks, status, src_base, dst_base,
+                                                         Divisors{});
     }
     check_launch("realign_kernel");
   }
