@@ -605,7 +605,7 @@ impl Plan {
             ));
         } else {
             r.push(format!(
-                "warp tasks: {} row{} x {} segment{} of up to {} B = {} tasks, {REALIGN_WARPS} warps per block ({} blocks), at most 64 registers per thread so that {} blocks ({} warps) fit on an SM",
+                "warp tasks: {} row{} x {} segment{} of up to {} B = {} tasks, {REALIGN_WARPS} warps per block ({} blocks), at most 64 registers per thread so that {} blocks ({} warps) fit on an SM; {}",
                 self.tiles.0,
                 if self.tiles.0 == 1 { "" } else { "s" },
                 self.tiles.1,
@@ -614,7 +614,12 @@ impl Plan {
                 self.tiles.0 * self.tiles.1,
                 self.blocks(),
                 32 / REALIGN_WARPS,
-                32
+                32,
+                if self.tiles.0.saturating_mul(self.tiles.1) <= i32::MAX as usize {
+                    "a task's (row, segment) comes from a cutlass::FastDivmod built on the host (a multiply-high, no 64-bit division before the first load)"
+                } else {
+                    "2^31 tasks or more: each task divides its index into (row, segment) in 64 bits"
+                }
             ));
         }
         if self.operation == Operation::Pad {
@@ -828,6 +833,33 @@ mod tests {
         let p = Plan::new(DType::BF16, a, Operand::packed(104, 1024), None, None).unwrap();
         assert_eq!((p.atom, p.operation), (Atom::Realign128, Operation::Pad));
         assert!(p.to_string().contains("zeros"), "{p}");
+    }
+
+    #[test]
+    fn realign_task_coordinates_come_from_a_host_divmod_below_2_31_tasks() {
+        // rows of 4000 bytes (two 2 KiB segments), ld 4001 -> 4096: realigned, never coalesced
+        let rows = |n: usize| {
+            let src = Operand {
+                ld: 4001,
+                ..Operand::packed(n, 4000)
+            };
+            let dst = Operand {
+                ld: 4096,
+                ..Operand::packed(n, 4000)
+            };
+            Plan::new(DType::U8, src, dst, None, None).unwrap()
+        };
+        let p = rows(8191);
+        assert!(p.realigned(), "{p}");
+        assert!(p.to_string().contains("cutlass::FastDivmod"), "{p}");
+        // 2^30 rows x 2 segments: 2^31 tasks, past FastDivmod's 31-bit dividends
+        let p = rows(1 << 30);
+        assert_eq!(p.tiles.0 * p.tiles.1, 1 << 31, "{p}");
+        let text = p.to_string();
+        assert!(
+            !text.contains("FastDivmod") && text.contains("2^31 tasks or more"),
+            "{p}"
+        );
     }
 
     #[test]
