@@ -306,6 +306,17 @@ impl TensorPlan {
                     (false, true) => "16-byte stores; loads element by element (the source's strides or offset are not 16-byte multiples, or it has no unit-stride mode)".into(),
                     (false, false) => "element-by-element loads and stores: neither side allows 16-byte accesses".into(),
                 });
+                v.push(if t.tiles.2 <= i32::MAX as usize {
+                    format!(
+                        "{} tiles: a block turns its tile index into (mode {}, mode {}, the other modes) with cutlass::FastDivmod built on the host, a multiply-high per mode instead of a 64-bit division",
+                        t.tiles.2, t.mode_a, t.mode_b
+                    )
+                } else {
+                    format!(
+                        "{} tiles (2^31 or more): a block divides its tile index in 64 bits",
+                        t.tiles.2
+                    )
+                });
             }
         }
         v
@@ -917,6 +928,27 @@ mod tests {
                 "an involution"
             );
         }
+    }
+
+    #[test]
+    fn transpose_tiles_find_their_coordinates_by_a_host_divmod_below_2_31_tiles() {
+        let src = rm(&[64, 256, 128]).permute(&[0, 2, 1]).unwrap();
+        let p = plan(DType::U8, src, rm(&[64, 128, 256]));
+        assert!(matches!(p.route, TensorRoute::Transpose(_)), "{p}");
+        assert!(p.to_string().contains("cutlass::FastDivmod"), "{p}");
+        // 2^31 batches of a 256 x 128 transpose: 2^32 tiles, past FastDivmod's 31-bit dividends
+        let b = 1usize << 31;
+        let src = rm(&[b, 256, 128]).permute(&[0, 2, 1]).unwrap();
+        let p = plan(DType::U8, src, rm(&[b, 128, 256]));
+        let TensorRoute::Transpose(t) = &p.route else {
+            panic!("{p}")
+        };
+        assert!(t.tiles.2 > i32::MAX as usize, "{p}");
+        let text = p.to_string();
+        assert!(
+            !text.contains("FastDivmod") && text.contains("divides its tile index in 64 bits"),
+            "{p}"
+        );
     }
 
     #[test]
