@@ -69,6 +69,12 @@ pub const LEAN_RUN_MAX_BYTES: usize = 16 << 20;
 /// configuration's `threads / 32`, checked by a test).
 pub(crate) const REALIGN_WARPS: usize = 2;
 
+/// The most warp tasks (realign) or tiles (transpose) a launch may have for its kernel to find a
+/// task's or tile's coordinates with `cutlass::FastDivmod` built on the host (31-bit dividends):
+/// the rule of realign.cu's `Divisors::of` and transpose.cu's `Args::fast`; past it the kernels
+/// divide in 64 bits. Only `explain` reads it here.
+pub(crate) const DIVMOD_MAX_DIVIDEND: usize = i32::MAX as usize;
+
 /// CuTe's `coalesce` of the copy's two layouts: a copy whose rows are contiguous on both sides
 /// (`ld == cols`, or a single row) is one run of `rows * cols` elements; anything else stays as
 /// it is. A pad never coalesces (its destination rows are longer than its source rows).
@@ -615,7 +621,7 @@ impl Plan {
                 self.blocks(),
                 32 / REALIGN_WARPS,
                 32,
-                if self.tiles.0.saturating_mul(self.tiles.1) <= i32::MAX as usize {
+                if self.tiles.0.saturating_mul(self.tiles.1) <= DIVMOD_MAX_DIVIDEND {
                     "a task's (row, segment) comes from a cutlass::FastDivmod built on the host (a multiply-high, no 64-bit division before the first load)"
                 } else {
                     "2^31 tasks or more: each task divides its index into (row, segment) in 64 bits"

@@ -306,7 +306,7 @@ impl TensorPlan {
                     (false, true) => "16-byte stores; loads element by element (the source's strides or offset are not 16-byte multiples, or it has no unit-stride mode)".into(),
                     (false, false) => "element-by-element loads and stores: neither side allows 16-byte accesses".into(),
                 });
-                v.push(if t.tiles.2 <= i32::MAX as usize {
+                v.push(if t.tiles.2 <= crate::plan::DIVMOD_MAX_DIVIDEND {
                     format!(
                         "{} tiles: a block turns its tile index into (mode {}, mode {}, the other modes) with cutlass::FastDivmod built on the host, a multiply-high per mode instead of a 64-bit division",
                         t.tiles.2, t.mode_a, t.mode_b
