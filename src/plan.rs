@@ -96,7 +96,10 @@ pub fn coalesce(operation: Operation, src: Operand, dst: Operand) -> (Operand, O
 /// What a plan does with the part of the destination outside the source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
-    /// Same shape on both sides; nothing outside the logical bounds is read or written.
+    /// Same shape on both sides; nothing outside the destination's logical bounds is written, and
+    /// nothing outside the source view's span (its first row's first byte to its last row's last
+    /// byte) is read: the realign family reads whole aligned 16-byte vectors that reach into the
+    /// neighbouring rows and pitch gaps, and drops those bytes.
     Copy,
     /// The destination is larger: the part outside the source is written with zeros in the same
     /// launch (the ZFILL path for cp.async atoms, cleared registers for Universal atoms).
@@ -593,8 +596,13 @@ impl Plan {
             "each destination row splits into a head up to its first 16-byte boundary, a body of 16-byte-aligned vectors and a tail; a body vector's source bytes start m bytes into the source's 16-byte grid, m {shift}; each lane loads the aligned source vector A_v holding its first byte, takes A_v+1 from the next lane by a warp shuffle (lane 31 loads one more) and funnel-shifts the pair into place, so every global load and store of the body is 128-bit and aligned"
         ));
         r.push(format!(
-            "TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> over the body: thread layout (32):(1) (a warp), value layout (1): consecutive lanes own consecutive vectors, {} vectors in flight per lane a warp-width apart; heads, tails and the vectors beside them go element by element under identity-tensor predicates (nothing outside a row is read or written)",
-            self.config.tile.1 * e / 16 / 32
+            "TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> over the body: thread layout (32):(1) (a warp), value layout (1): consecutive lanes own consecutive vectors, {} vectors in flight per lane a warp-width apart; a source vector that reaches past its row into the neighbouring rows or pitch gaps is still read whole when it lies inside the source's read span (first row's first byte to last row's last byte read: one allocation), its outside bytes dropped by the shift; only the span's first and last vectors{} go by pieces, and heads and tails element by element, under identity-tensor predicates (nothing outside the span is read, nothing outside a destination row is written)",
+            self.config.tile.1 * e / 16 / 32,
+            if src.cols < dst.cols {
+                " and, for this pad's shorter source rows, every vector that reaches past its row (the zeros beyond it)"
+            } else {
+                ""
+            }
         ));
         let packed = self.launched.0.rows > self.tiles.0;
         if self.blocks() == 0 {
@@ -866,6 +874,35 @@ mod tests {
             !text.contains("FastDivmod") && text.contains("2^31 tasks or more"),
             "{p}"
         );
+    }
+
+    #[test]
+    fn realigned_vectors_read_whole_inside_the_source_span_and_by_pieces_past_a_pads_rows() {
+        let src = Operand {
+            ld: 4001,
+            ..Operand::packed(100, 4000)
+        };
+        let copy = Plan::new(DType::U8, src, Operand::packed(100, 4000), None, None).unwrap();
+        let text = copy.to_string();
+        assert!(copy.realigned(), "{copy}");
+        assert!(
+            text.contains("inside the source's read span") && !text.contains("this pad's shorter"),
+            "{copy}"
+        );
+        // a pad whose source rows are shorter: the vectors past them must read zeros
+        let pad = Plan::new(DType::U8, src, Operand::packed(100, 4100), None, None).unwrap();
+        assert!(pad.realigned() && pad.operation == Operation::Pad, "{pad}");
+        assert!(
+            pad.to_string().contains("this pad's shorter source rows"),
+            "{pad}"
+        );
+        // a pad of rows only keeps the span rule for every row it reads
+        let rows = Plan::new(DType::U8, src, Operand::packed(120, 4000), None, None).unwrap();
+        assert!(
+            rows.realigned() && rows.operation == Operation::Pad,
+            "{rows}"
+        );
+        assert!(!rows.to_string().contains("this pad's shorter"), "{rows}");
     }
 
     #[test]

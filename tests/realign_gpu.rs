@@ -233,3 +233,72 @@ fn random_offsets_and_pitches_match_the_reference() {
         check_dtype(&stream, dtype, case, &mut r);
     }
 }
+
+/// A realigned copy reads whole 16-byte source vectors that reach past its row into the
+/// neighbouring rows and pitch gaps, but never past the source view's span: here the span ends at
+/// the last byte of its allocation (an odd byte count for u8), so the last row's last vector is read
+/// by pieces. `compute-sanitizer --tool memcheck` (`tools/gpu_check.sh sanitize`) reports any read
+/// past the allocation; the values are checked against the host reference here.
+fn span_ends_at_the_allocation_end<T: cute_copy::Element>(
+    stream: &Stream,
+    (rows, cols, off): (usize, usize, usize),
+    r: &mut rand::rngs::StdRng,
+) -> Plan {
+    use cute_copy::reference::{compare, expected_destination, poisoned_destination};
+    let ld = cols + off;
+    let src_host: Vec<T> = cute_copy::reference::random_elements(rows * ld, r);
+    let src = cute_copy::DeviceMatrix::from_host(stream, rows, ld, ld, &src_host).unwrap();
+    let sview = src.view().sub(0, off, rows, cols).unwrap();
+    let mut dst =
+        cute_copy::DeviceMatrix::<T>::zeros(stream, rows + 1, cols + 3, cols + 3).unwrap();
+    let dg = dst
+        .view_mut()
+        .sub_mut(1, 1, rows, cols)
+        .unwrap()
+        .geometry()
+        .unwrap();
+    let before = poisoned_destination(&src_host, sview.geometry().unwrap(), dg, r);
+    dst.upload(stream, &before).unwrap();
+    let mut whole = dst.view_mut();
+    let mut dview = whole.sub_mut(1, 1, rows, cols).unwrap();
+    let plan = cute_copy::copy(&sview, &mut dview, stream).unwrap();
+    let after = dst.to_host(stream).unwrap();
+    let want = expected_destination(
+        &src_host,
+        sview.geometry().unwrap(),
+        &before,
+        dg,
+        Operation::Copy,
+    );
+    let (mismatches, first) = compare(&want, &after);
+    assert_eq!(
+        mismatches,
+        0,
+        "{} {rows}x{cols}+{off}: {first:?}\n{plan}",
+        T::DTYPE
+    );
+    plan
+}
+
+#[test]
+fn realigned_reads_stay_inside_the_source_span_at_the_allocation_end() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(17);
+    // (rows, cols, column offset): whole-warp rows of one or several segments, rows shared by
+    // groups of 8 or 16 lanes, one-row copies; the last row ends at the allocation's last byte.
+    let shapes = [
+        (7, 3001, 1),
+        (3, 9000, 5),
+        (40, 333, 3),
+        (21, 700, 9),
+        (1, 5003, 7),
+        (64, 1500, 1),
+    ];
+    for (rows, cols, off) in shapes {
+        let plan = span_ends_at_the_allocation_end::<u8>(&stream, (rows, cols, off), &mut r);
+        assert!(plan.realigned(), "{plan}");
+        span_ends_at_the_allocation_end::<u16>(&stream, (rows, cols, off), &mut r);
+        span_ends_at_the_allocation_end::<f32>(&stream, (rows, cols / 2, off), &mut r);
+        span_ends_at_the_allocation_end::<u64>(&stream, (rows, cols / 4, off), &mut r);
+    }
+}

@@ -19,9 +19,12 @@
 // 1 KiB are copied by groups of 8 or 16 lanes instead, four or two rows per warp task). The source bytes of a destination
 // vector start at a fixed misalignment m (0..15) within the source's 16-byte grid for the whole row:
 // the lane loads the two aligned source vectors that cover them (one when m == 0; the second is the
-// next lane's first, an L1 hit) and funnel-shifts them into place. Vectors whose aligned source
-// vectors would reach outside the source row (the first and last of a row, a pad's zeros) are built
-// element by element under identity-tensor predicates instead: nothing outside the source row is read,
+// next lane's first, an L1 hit) and funnel-shifts them into place. An aligned source vector that
+// reaches outside the source row is still read whole when it lies inside the item's read span (the
+// bytes between its first row's start and its last row's end: the neighbouring rows' bytes and the
+// pitch gaps, one allocation; the bytes outside the row are dropped by the shift, see ReadWindow);
+// the two that reach outside the span (a copy's very first and very last vector) and a pad's zeros
+// are built from pieces under identity-tensor predicates: nothing outside the source span is read,
 // nothing outside the destination row is written.
 //
 // Work decomposition: a warp task is (item, row, segment); 2 warps per block, one block per 2
@@ -137,6 +140,19 @@ CUTE_DEVICE uint4 masked_vector(std::uint8_t const* s, std::int64_t ls, std::int
   }
 }
 
+// The bytes of a source row's neighbourhood that an aligned source vector may read whole: row
+// offsets [lo, hi). A vector's bytes outside the row are never used (the funnel shift drops them),
+// so it may be read whole wherever it lies inside the item's read span: from the first byte of its
+// first row to the last byte it reads of its last row. The copy reads both ends, and an item's
+// rows are strides of one allocation, so the span is readable memory of the source; only vectors
+// that stick out of the span (the first row's first vector, the last row's last), and the bytes a
+// pad must see as zeros (hi = ls when the source row is shorter than the destination's), are read
+// by pieces. A pitch that is negative keeps the row itself, [0, ls).
+struct ReadWindow {
+  std::int64_t lo, hi;
+  CUTE_DEVICE bool whole(std::int64_t begin, std::int64_t end) const { return begin >= lo && end <= hi; }
+};
+
 // Segment `seg` of one destination row: d[0, ld) from s[0, ls), zeros past ls.
 //
 // The body: destination vector v (0 <= v < nb) at d + head + 16 v needs source bytes
@@ -150,7 +166,7 @@ CUTE_DEVICE uint4 masked_vector(std::uint8_t const* s, std::int64_t ls, std::int
 // task packs 4 or 2 short rows (one per group, `mask` its lanes); `lane` is the lane in the group.
 template <int Width, int G>
 CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* d, std::int64_t ld,
-                          std::int64_t seg, int lane, unsigned mask) {
+                          std::int64_t seg, int lane, unsigned mask, ReadWindow const w) {
   using E = uint_byte_t<Width>;
   constexpr int kVecs = G * kVecsPerLane;                 // 16-byte vectors per segment
   constexpr int kEdge = (16 / Width + G - 1) / G;         // head / tail elements per lane
@@ -189,11 +205,19 @@ CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* 
     std::int64_t const v0 = seg * kVecs;
     std::int64_t const o_first = a0 + 16 * v0, o_end = a0 + 16 * (v0 + kVecs + (m != 0));
     // Interior (peeled): every A_v the segment reads lies inside the source row, every v < nb.
-    bool const interior = v0 + kVecs <= nb && o_first >= 0 && o_end <= ls;
+    bool const interior = v0 + kVecs <= nb && w.whole(o_first, o_end);
     uint4 extra = make_uint4(0, 0, 0, 0);  // lane G-1: A_{v0 + kVecs}
     if (interior) {
       copy(tiled_copy, tAgA, tArA);
       if (m != 0 && lane == G - 1) extra = as_u4((&tAgA(0, kVecsPerLane - 1))[1]);
+    } else if (G == 32 && w.whole(o_first, a0 + 16 * (cute::min(v0 + kVecs, nb) + (m != 0)))) {
+      // A row's last, partial segment whose source vectors all lie in the read window: one
+      // predicated pass of whole loads (A_v for v <= nb; the extra vector past the segment feeds
+      // only vectors that are not stored, so it stays zero).
+      Tensor tApA = make_tensor<bool>(make_shape(_1{}, size<1>(tAgA)));  // (1, CPY_N) predicates
+      CUTE_UNROLL
+      for (int k = 0; k < kVecsPerLane; ++k) tApA(0, k) = get<0>(tDcD(0, k)) < nb + (m != 0);
+      copy_if(tiled_copy, tApA, tAgA, tArA);
     } else if constexpr (G == 32) {
       // A whole warp's edge segment (the last of a row, or a row's only one): the whole vectors
       // first, all loads in flight at once as in the interior; then the few that stick out of
@@ -204,30 +228,34 @@ CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* 
       CUTE_UNROLL
       for (int k = 0; k < kVecsPerLane; ++k) {
         std::int64_t const o = a0 + 16 * std::int64_t(get<0>(tDcD(0, k)));
-        if (o >= 0 && o + 16 <= ls) tArA(0, k) = tAgA(0, k);
+        if (w.whole(o, o + 16)) tArA(0, k) = tAgA(0, k);
       }
       CUTE_UNROLL
       for (int k = 0; k < kVecsPerLane; ++k) {
         std::int64_t const o = a0 + 16 * std::int64_t(get<0>(tDcD(0, k)));
-        if (o >= 0 && o + 16 <= ls) continue;
+        if (w.whole(o, o + 16)) continue;
         uint4 const a = o >= ls ? make_uint4(0, 0, 0, 0) : masked_vector<Width, true>(s, ls, o);  // past it: zeros
         tArA(0, k) = reinterpret_cast<Vec const&>(a);
       }
       if (m != 0 && lane == G - 1) {
         std::int64_t const o = a0 + 16 * (std::int64_t(get<0>(tDcD(0, kVecsPerLane - 1))) + 1);
-        extra = o >= ls ? make_uint4(0, 0, 0, 0) : masked_vector<Width, true>(s, ls, o);
+        extra = w.whole(o, o + 16) ? as_u4((&tAgA(0, kVecsPerLane - 1))[1])
+                : o >= ls         ? make_uint4(0, 0, 0, 0)
+                                  : masked_vector<Width, true>(s, ls, o);
       }
     } else {
       CUTE_UNROLL
       for (int k = 0; k < kVecsPerLane; ++k) {
         std::int64_t const o = a0 + 16 * std::int64_t(get<0>(tDcD(0, k)));
         if (o >= ls) { tArA(0, k) = Vec{}; continue; }  // past the source: zeros (a pad)
-        uint4 a = o >= 0 && o + 16 <= ls ? as_u4(tAgA(0, k)) : masked_vector<Width, false>(s, ls, o);
+        uint4 a = w.whole(o, o + 16) ? as_u4(tAgA(0, k)) : masked_vector<Width, false>(s, ls, o);
         tArA(0, k) = reinterpret_cast<Vec const&>(a);
       }
       if (m != 0 && lane == G - 1) {
         std::int64_t const o = a0 + 16 * (std::int64_t(get<0>(tDcD(0, kVecsPerLane - 1))) + 1);
-        extra = o >= ls ? make_uint4(0, 0, 0, 0) : masked_vector<Width, false>(s, ls, o);
+        extra = w.whole(o, o + 16) ? as_u4((&tAgA(0, kVecsPerLane - 1))[1])
+                : o >= ls         ? make_uint4(0, 0, 0, 0)
+                                  : masked_vector<Width, false>(s, ls, o);
       }
     }
     if (m != 0) {
@@ -333,7 +361,13 @@ CUTE_DEVICE void run_task(RowsDesc const& p, std::int64_t seg, std::int64_t r, i
   auto const* s = reinterpret_cast<std::uint8_t const*>(src_base + p.src) + si * p.src_item_stride + row * p.src_pitch;
   auto* d = reinterpret_cast<std::uint8_t*>(dst_base + p.dst) + di * p.dst_item_stride + row * p.dst_pitch;
   std::int64_t const ls = row < p.src_rows ? p.src_row_bytes : 0;
-  copy_row<Width, G>(s, ls, d, p.dst_row_bytes, seg, lane, mask);
+  ReadWindow w{0, ls};
+  std::int64_t const rows_read = cute::min(p.src_rows, p.dst_rows);
+  if (p.src_pitch >= 0 && row < rows_read) {
+    w.lo = -row * p.src_pitch;
+    if (ls >= p.dst_row_bytes) w.hi = (rows_read - 1 - row) * p.src_pitch + p.dst_row_bytes;
+  }
+  copy_row<Width, G>(s, ls, d, p.dst_row_bytes, seg, lane, mask, w);
 }
 
 template <int Width, bool Batched>
