@@ -24,6 +24,8 @@ void launch_copy(CopyDesc const&) { no_kernels("launch_copy"); }
 void launch_rows(RowsDesc const&, BatchLaunch const&) { no_kernels("launch_rows"); }
 std::int64_t rows_segments(std::int64_t) { no_kernels("rows_segments"); }
 bool rows_lean_run(RowsDesc const&) { no_kernels("rows_lean_run"); }
+std::int64_t rows_prefetch(RowsDesc const&, std::int64_t) { no_kernels("rows_prefetch"); }
+std::int64_t l2_bytes() { no_kernels("l2_bytes"); }
 void launch_tensor(TensorDesc const&) { no_kernels("launch_tensor"); }
 void launch_tutorial(CopyDesc const&) { no_kernels("launch_tutorial"); }
 void launch_baseline(CopyDesc const&, std::uint32_t) { no_kernels("launch_baseline"); }

@@ -180,6 +180,11 @@ mod bridge {
         /// Whether a plain launch of `desc` (no batch, no indices; `src` / `dst` the addresses, or
         /// any with their 16-byte phase) runs the lean run kernel.
         fn rows_lean_run(desc: &RowsDesc) -> Result<bool>;
+        /// The L2 prefetch distance (warp tasks ahead) of a plain launch of `desc` (one item, no
+        /// indices, `segs` planned) on a device with `l2_bytes` of L2; 0 for none.
+        fn rows_prefetch(desc: &RowsDesc, l2_bytes: i64) -> Result<i64>;
+        /// The current device's L2 size in bytes; 0 when there is no device to ask.
+        fn l2_bytes() -> Result<i64>;
         /// # Safety
         /// `desc.src` / `desc.dst` address live device memory covering every element of the two
         /// layouts, in the stream's context, alive until the stream has run the copy.
@@ -312,6 +317,17 @@ pub(crate) fn rows_segments(row_bytes: i64) -> Result<i64, Error> {
 /// rule of the kernel's `realign_lean_run`).
 pub(crate) fn rows_lean_run(desc: &RowsDesc) -> Result<bool, Error> {
     bridge::rows_lean_run(desc).map_err(Error::from_cxx)
+}
+
+/// The realign kernel's L2 prefetch distance for `desc` (launched alone, without indices) on a
+/// device with `l2_bytes` of L2: warp tasks ahead, 0 for none (the rule of `realign_prefetch`).
+pub(crate) fn rows_prefetch(desc: &RowsDesc, l2_bytes: i64) -> Result<i64, Error> {
+    bridge::rows_prefetch(desc, l2_bytes).map_err(Error::from_cxx)
+}
+
+/// The current device's L2 size in bytes, 0 without a device (or without the compiled kernels).
+pub(crate) fn l2_bytes() -> i64 {
+    bridge::l2_bytes().unwrap_or(0)
 }
 
 /// Warp tasks of `rows` rows (items x rows per item) at `segs` from [`rows_segments`] (the rule of

@@ -370,10 +370,33 @@ impl Plan {
         if !self.realigned() || self.operation != Operation::Copy {
             return false;
         }
+        // the rule reads shapes, pitches, indices and the two addresses' 16-byte phase
+        crate::ffi::rows_lean_run(&self.rows_desc()).unwrap_or(false)
+    }
+
+    /// How far ahead (in warp tasks of 2 KiB) the realign kernel prefetches the source into L2
+    /// when this plan runs on a device with `l2_bytes` of L2: 1024 tasks (2 MiB) when the
+    /// source span is at least the L2, so that the copy streams from DRAM; 0 otherwise, for lean
+    /// runs, pads of shorter rows included, and other families (the kernel's own rule, asked
+    /// through the bridge; 0 without the compiled kernels).
+    pub fn l2_prefetch_tasks(&self, l2_bytes: usize) -> usize {
+        if !self.realigned() || self.lean_run() {
+            return 0;
+        }
+        let mut desc = self.rows_desc();
+        desc.segs = match crate::ffi::rows_segments(desc.dst_row_bytes) {
+            Ok(s) => s,
+            Err(_) => return 0,
+        };
+        crate::ffi::rows_prefetch(&desc, l2_bytes as i64).map_or(0, |t| t.max(0) as usize)
+    }
+
+    /// The realign family's descriptor of this plan's launch, at the operands' offsets (segments
+    /// not planned).
+    fn rows_desc(&self) -> crate::ffi::RowsDesc {
         let e = self.dtype.size_bytes() as i64;
         let (s, d) = self.launched;
-        // the rule reads shapes, pitches, indices and the two addresses' 16-byte phase, not `segs`
-        let desc = crate::ffi::RowsDesc {
+        crate::ffi::RowsDesc {
             src: s.offset_bytes as u64,
             dst: d.offset_bytes as u64,
             src_pitch: s.ld as i64 * e,
@@ -386,8 +409,7 @@ impl Plan {
             index_bytes: 4,
             index_stride: 1,
             ..Default::default()
-        };
-        crate::ffi::rows_lean_run(&desc).unwrap_or(false)
+        }
     }
 
     /// Whether both sides were coalesced into one contiguous run.
@@ -543,6 +565,36 @@ impl Plan {
 }
 
 impl Plan {
+    /// The L2 prefetch line of a realign plan's `explain`, for a device with `l2_bytes` of L2
+    /// (0: no device to ask).
+    fn l2_prefetch_reason(&self, l2_bytes: usize) -> String {
+        let (src, _) = self.launched;
+        let e = self.dtype.size_bytes();
+        let span = if src.rows == 0 {
+            0
+        } else {
+            ((src.rows - 1) * src.ld + src.cols) * e
+        };
+        let mib = |b: usize| b as f64 / (1u64 << 20) as f64;
+        let ahead = self.l2_prefetch_tasks(l2_bytes);
+        if l2_bytes == 0 {
+            format!("L2 prefetch when the source span ({:.1} MiB) is at least the device's L2: no device to ask here", mib(span))
+        } else if ahead > 0 {
+            format!(
+                "L2 prefetch: the source span ({:.1} MiB) is at least this device's L2 ({:.1} MiB), so the copy streams from DRAM; each warp task also asks L2 (prefetch.global.L2, 16 lines of 128 B) for the source of the task {ahead} tasks ahead ({} MiB), bytes in flight that hold no register (the kernel is held to 32 warps per SM by its 64 registers)",
+                mib(span),
+                mib(l2_bytes),
+                (ahead * 2048) >> 20
+            )
+        } else {
+            format!(
+                "no L2 prefetch: the source span ({:.1} MiB) is below this device's L2 ({:.1} MiB) or the rows are short enough to share a warp task; back-to-back copies of that size find part of their source in L2, where prefetches only add requests",
+                mib(span),
+                mib(l2_bytes)
+            )
+        }
+    }
+
     fn realign_reasons(&self) -> Vec<String> {
         let e = self.dtype.size_bytes();
         let (src, dst) = self.launched;
@@ -604,6 +656,7 @@ impl Plan {
                 ""
             }
         ));
+        r.push(self.l2_prefetch_reason(crate::ffi::l2_bytes().max(0) as usize));
         let packed = self.launched.0.rows > self.tiles.0;
         if self.blocks() == 0 {
             r.push("empty copy: nothing to launch".into());
@@ -903,6 +956,63 @@ mod tests {
             "{rows}"
         );
         assert!(!rows.to_string().contains("this pad's shorter"), "{rows}");
+    }
+
+    #[test]
+    fn sources_at_least_the_l2_prefetch_ahead_and_smaller_ones_do_not() {
+        let l2 = 60 << 20; // an H200's L2
+                           // u8 rows of 8191 bytes at ld 8192 -> packed ld 8192: realigned, never one run
+        let rows = |n: usize| {
+            let src = Operand {
+                ld: 8192,
+                offset_bytes: 1,
+                ..Operand::packed(n, 8191)
+            };
+            let dst = Operand {
+                ld: 8192,
+                ..Operand::packed(n, 8191)
+            };
+            Plan::new(DType::U8, src, dst, None, None).unwrap()
+        };
+        let big = rows(8191); // a 64 MiB span
+        assert!(big.realigned() && !big.lean_run(), "{big}");
+        assert_eq!(big.l2_prefetch_tasks(l2), 1024);
+        assert!(big
+            .l2_prefetch_reason(l2)
+            .starts_with("L2 prefetch: the source span (64.0 MiB)"));
+        let small = rows(4096); // 32 MiB
+        assert_eq!(small.l2_prefetch_tasks(l2), 0);
+        assert!(small.l2_prefetch_reason(l2).starts_with("no L2 prefetch"));
+        // the line is the L2 itself: a span of exactly the L2 prefetches, one row less does not
+        assert_eq!(big.l2_prefetch_tasks(8191 * 8192 - 1), 1024);
+        assert_eq!(big.l2_prefetch_tasks(8191 * 8192), 0);
+        // no device: the rule is stated, nothing claimed
+        assert!(big.l2_prefetch_reason(0).contains("no device to ask"));
+        // lean runs (a contiguous copy of at most 16 MiB) and short rows sharing a warp task never prefetch
+        let lean = Plan::new(
+            DType::U8,
+            Operand::packed(1024, 1024),
+            Operand::packed(1024, 1024),
+            None,
+            None,
+        )
+        .unwrap();
+        assert!(lean.lean_run() && lean.l2_prefetch_tasks(1) == 0, "{lean}");
+        let short = Plan::new(
+            DType::U8,
+            Operand {
+                ld: 1001,
+                ..Operand::packed(100_000, 1000)
+            },
+            Operand::packed(100_000, 1000),
+            None,
+            None,
+        )
+        .unwrap();
+        assert!(
+            short.realigned() && short.l2_prefetch_tasks(1) == 0,
+            "{short}"
+        );
     }
 
     #[test]

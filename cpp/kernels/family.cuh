@@ -52,6 +52,12 @@ std::int64_t realign_tasks(RowsDesc const& d);
 // Whether a plain launch of `d` (no batch, no indices) runs the lean run kernel: one contiguous
 // range on both sides, the same 16-byte phase, at most CUTE_COPY_REALIGN_LEAN_RUN_MAX_BYTES.
 bool realign_lean_run(RowsDesc const& d, std::uint64_t src_base, std::uint64_t dst_base);
+// The L2 prefetch distance (warp tasks ahead) of a plain launch of `d` (one item, no indices,
+// whole-warp rows) on a device with `l2_bytes` of L2: CUTE_COPY_REALIGN_PREFETCH when the source
+// span is at least the L2 (the copy streams from DRAM), else 0.
+std::int64_t realign_prefetch(RowsDesc const& d, std::int64_t l2_bytes);
+// The current device's L2 size in bytes; 0 when there is no device to ask. Asked once per device.
+std::int64_t device_l2_bytes();
 
 // The transpose family takes a tensor descriptor (layouts of rank 1..6, planned in Rust).
 void launch_transpose(AtomId atom, int width, TensorDesc const& desc);

@@ -40,6 +40,8 @@
 
 #include <cutlass/fast_math.h>
 
+#include <atomic>
+
 namespace cute_copy {
 using namespace cute;
 
@@ -61,6 +63,12 @@ namespace {
 #ifndef CUTE_COPY_REALIGN_MIN_BLOCKS
 #define CUTE_COPY_REALIGN_MIN_BLOCKS (32 / CUTE_COPY_REALIGN_WARPS)  // 64 registers per thread
 #endif
+// L2 prefetch distance, in warp tasks (2 KiB each), for copies whose source span is at least the
+// device's L2: 1024 (2 MiB ahead) measured best of 1024 / 4096 / 12288 (docs/realign-tuning.md).
+#ifndef CUTE_COPY_REALIGN_PREFETCH
+#define CUTE_COPY_REALIGN_PREFETCH 1024
+#endif
+constexpr std::int64_t kPrefetch = CUTE_COPY_REALIGN_PREFETCH;
 constexpr int kWarps = CUTE_COPY_REALIGN_WARPS;
 constexpr int kTableTasks = 8;  // tasks per entry of a batch's block table (src/batch.rs)
 constexpr int kThreads = kWarps * 32;
@@ -374,7 +382,7 @@ template <int Width, bool Batched>
 __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
     realign_kernel(RowsDesc const one, RowsDesc const* descs, int count, std::int64_t tasks,
                    unsigned long long* status, std::uint64_t src_base, std::uint64_t dst_base,
-                   Divisors const div) {
+                   Divisors const div, std::int64_t const prefetch) {
   int const lane = threadIdx.x % 32;
   for (std::int64_t task = std::int64_t(blockIdx.x) * kWarps + threadIdx.x / 32; task < tasks;
        task += std::int64_t(gridDim.x) * kWarps) {
@@ -390,6 +398,22 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
     }
     RowsDesc const& p = *dp;
     std::int64_t const local = task - p.task_begin;
+    if constexpr (!Batched) {
+      // A copy whose source outgrows L2 streams it from DRAM: ask L2 for the source segment of the
+      // task `prefetch` tasks ahead (a later block's), bytes in flight that hold no register.
+      // Lanes 0-15 take one 128-byte line each of its 2 KiB, clamped inside its source row.
+      std::int64_t const ahead = local + prefetch;
+      if (prefetch > 0 && p.segs > 0 && lane < 16 && ahead < tasks && div.segs.divisor == p.segs) {
+        int q, sg;
+        div.segs(q, sg, static_cast<int>(ahead));
+        if (q < p.src_rows) {
+          std::int64_t const o =
+              cute::min<std::int64_t>(std::int64_t(sg) * kWarpVecs * 16 + lane * 128, p.src_row_bytes - 1);
+          auto const* a = reinterpret_cast<std::uint8_t const*>(src_base + p.src) + std::int64_t(q) * p.src_pitch + o;
+          asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+        }
+      }
+    }
     if (p.segs > 0) {
       if (div.segs.divisor == p.segs) {  // one descriptor of < 2^31 tasks: the host's divmod
         int q, seg;
@@ -481,11 +505,11 @@ struct RealignLaunch {
     } else if (descs == nullptr) {
       auto kernel = realign_kernel<Width, false>;
       kernel<<<blocks_for(tasks), kThreads, 0, stream>>>(one, nullptr, 0, tasks, status, src_base, dst_base,
-                                                         Divisors::of(one, tasks));
+                                                         Divisors::of(one, tasks), realign_prefetch(one, device_l2_bytes()));
     } else {
       auto kernel = realign_kernel<Width, true>;
       kernel<<<blocks_for(tasks), kThreads, 0, stream>>>(one, descs, count, tasks, status, src_base, dst_base,
-                                                         Divisors{});
+                                                         Divisors{}, 0);
     }
     check_launch("realign_kernel");
   }
@@ -526,6 +550,34 @@ bool realign_lean_run(RowsDesc const& d, std::uint64_t src_base, std::uint64_t d
   return d.items == 1 && d.src_rows == 1 && d.dst_rows == 1 && d.src_row_bytes == d.dst_row_bytes &&
          d.src_index == 0 && d.dst_index == 0 && (((src_base + d.src) ^ (dst_base + d.dst)) & 15) == 0 &&
          d.dst_row_bytes <= kLeanRunMaxBytes;
+}
+
+std::int64_t device_l2_bytes() {
+  static std::atomic<std::int64_t> known[64] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
+    cudaGetLastError();
+    return 0;
+  }
+  std::int64_t v = known[dev].load(std::memory_order_relaxed);
+  if (v == 0) {
+    int l2 = 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    v = l2 > 0 ? l2 : -1;
+    known[dev].store(v, std::memory_order_relaxed);
+  }
+  return v > 0 ? v : 0;
+}
+
+std::int64_t realign_prefetch(RowsDesc const& d, std::int64_t l2_bytes) {
+  if (kPrefetch <= 0 || l2_bytes <= 0 || d.items != 1 || d.src_index != 0 || d.segs <= 0 || d.src_pitch < 0 ||
+      d.src_rows < 1)
+    return 0;
+  std::int64_t const span = (d.src_rows - 1) * d.src_pitch + d.src_row_bytes;
+  return span >= l2_bytes ? kPrefetch : 0;
 }
 
 std::int64_t realign_tasks(RowsDesc const& d) {
