@@ -570,11 +570,7 @@ impl Plan {
     fn l2_prefetch_reason(&self, l2_bytes: usize) -> String {
         let (src, _) = self.launched;
         let e = self.dtype.size_bytes();
-        let span = if src.rows == 0 {
-            0
-        } else {
-            ((src.rows - 1) * src.ld + src.cols) * e
-        };
+        let span = crate::view::span(src.rows, src.cols, src.ld).unwrap_or(0) * e;
         let mib = |b: usize| b as f64 / (1u64 << 20) as f64;
         let ahead = self.l2_prefetch_tasks(l2_bytes);
         if l2_bytes == 0 {
@@ -584,7 +580,7 @@ impl Plan {
                 "L2 prefetch: the source span ({:.1} MiB) is at least this device's L2 ({:.1} MiB), so the copy streams from DRAM; each warp task also asks L2 (prefetch.global.L2, 16 lines of 128 B) for the source of the task {ahead} tasks ahead ({} MiB), bytes in flight that hold no register (the kernel is held to 32 warps per SM by its 64 registers)",
                 mib(span),
                 mib(l2_bytes),
-                (ahead * 2048) >> 20
+                (ahead * self.config.tile.1 * e) >> 20
             )
         } else {
             format!(
@@ -902,20 +898,30 @@ mod tests {
         assert!(p.to_string().contains("zeros"), "{p}");
     }
 
+    /// The automatic plan of a u8 copy of `rows x cols`, source at ld `src_ld` and `src_offset`
+    /// bytes, destination at ld `dst_ld`.
+    fn u8_rows(
+        rows: usize,
+        cols: usize,
+        (src_ld, src_offset): (usize, usize),
+        dst_ld: usize,
+    ) -> Plan {
+        let src = Operand {
+            ld: src_ld,
+            offset_bytes: src_offset,
+            ..Operand::packed(rows, cols)
+        };
+        let dst = Operand {
+            ld: dst_ld,
+            ..Operand::packed(rows, cols)
+        };
+        Plan::new(DType::U8, src, dst, None, None).unwrap()
+    }
+
     #[test]
     fn realign_task_coordinates_come_from_a_host_divmod_below_2_31_tasks() {
         // rows of 4000 bytes (two 2 KiB segments), ld 4001 -> 4096: realigned, never coalesced
-        let rows = |n: usize| {
-            let src = Operand {
-                ld: 4001,
-                ..Operand::packed(n, 4000)
-            };
-            let dst = Operand {
-                ld: 4096,
-                ..Operand::packed(n, 4000)
-            };
-            Plan::new(DType::U8, src, dst, None, None).unwrap()
-        };
+        let rows = |n: usize| u8_rows(n, 4000, (4001, 0), 4096);
         let p = rows(8191);
         assert!(p.realigned(), "{p}");
         assert!(p.to_string().contains("cutlass::FastDivmod"), "{p}");
@@ -961,19 +967,8 @@ mod tests {
     #[test]
     fn sources_at_least_the_l2_prefetch_ahead_and_smaller_ones_do_not() {
         let l2 = 60 << 20; // an H200's L2
-                           // u8 rows of 8191 bytes at ld 8192 -> packed ld 8192: realigned, never one run
-        let rows = |n: usize| {
-            let src = Operand {
-                ld: 8192,
-                offset_bytes: 1,
-                ..Operand::packed(n, 8191)
-            };
-            let dst = Operand {
-                ld: 8192,
-                ..Operand::packed(n, 8191)
-            };
-            Plan::new(DType::U8, src, dst, None, None).unwrap()
-        };
+                           // u8 rows of 8191 bytes at (0,1) of ld 8192 -> ld 8192: realigned, never one run
+        let rows = |n: usize| u8_rows(n, 8191, (8192, 1), 8192);
         let big = rows(8191); // a 64 MiB span
         assert!(big.realigned() && !big.lean_run(), "{big}");
         assert_eq!(big.l2_prefetch_tasks(l2), 1024);
@@ -983,7 +978,7 @@ mod tests {
         let small = rows(4096); // 32 MiB
         assert_eq!(small.l2_prefetch_tasks(l2), 0);
         assert!(small.l2_prefetch_reason(l2).starts_with("no L2 prefetch"));
-        // the line is the L2 itself: a span of exactly the L2 prefetches, one row less does not
+        // the line is the L2 itself: a span equal to the L2 prefetches, one a byte short of it does not
         assert_eq!(big.l2_prefetch_tasks(8191 * 8192 - 1), 1024);
         assert_eq!(big.l2_prefetch_tasks(8191 * 8192), 0);
         // no device: the rule is stated, nothing claimed
