@@ -407,7 +407,7 @@ fn alignment_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
     );
     bench_alignment::<f32>(c, s, &copy("4096x4096_dense", 4096, 4096, 4096, 4096));
     bench_alignment::<bf16>(c, s, &copy("4096x4096_dense", 4096, 4096, 4096, 4096));
-    // 16 MiB each way: the longest run of the lean run kernel (LEAN_RUN_MAX_BYTES)
+    // 16 MiB each way: a lean run whose source and destination fit in the L2 (128-thread blocks)
     bench_alignment::<u8>(c, s, &copy("4096x4096_dense", 4096, 4096, 4096, 4096));
     bench_alignment::<f16>(c, s, &copy("16384x16384_dense", 16384, 16384, 16384, 16384));
     bench_alignment::<f16>(

@@ -125,7 +125,7 @@ void launch_rows(RowsDesc const& one, BatchLaunch const& b) {
 
 std::int64_t rows_segments(std::int64_t row_bytes) { return realign_segments(row_bytes); }
 
-bool rows_lean_run(RowsDesc const& d) { return realign_lean_run(d, 0, 0); }
+std::int32_t rows_lean_threads(RowsDesc const& d, std::int64_t l2_bytes) { return realign_lean_threads(d, 0, 0, l2_bytes); }
 std::int64_t rows_prefetch(RowsDesc const& d, std::int64_t l2_bytes) { return realign_prefetch(d, l2_bytes); }
 std::int64_t l2_bytes() { return device_l2_bytes(); }
 

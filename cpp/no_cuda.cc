@@ -23,7 +23,7 @@ namespace {
 void launch_copy(CopyDesc const&) { no_kernels("launch_copy"); }
 void launch_rows(RowsDesc const&, BatchLaunch const&) { no_kernels("launch_rows"); }
 std::int64_t rows_segments(std::int64_t) { no_kernels("rows_segments"); }
-bool rows_lean_run(RowsDesc const&) { no_kernels("rows_lean_run"); }
+std::int32_t rows_lean_threads(RowsDesc const&, std::int64_t) { no_kernels("rows_lean_threads"); }
 std::int64_t rows_prefetch(RowsDesc const&, std::int64_t) { no_kernels("rows_prefetch"); }
 std::int64_t l2_bytes() { no_kernels("l2_bytes"); }
 void launch_tensor(TensorDesc const&) { no_kernels("launch_tensor"); }

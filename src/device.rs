@@ -42,6 +42,14 @@ pub fn describe(ctx: &CudaContext) -> Result<(String, (u32, u32))> {
     Ok((ctx.name()?, (major as u32, minor as u32)))
 }
 
+/// The device's L2 cache in bytes (60 MiB on an H200): the line the realign family's rules draw
+/// for copies that stream from DRAM (`Plan::lean_threads`, `Plan::l2_prefetch_tasks`).
+pub fn l2_cache_bytes(ctx: &CudaContext) -> Result<usize> {
+    let bytes =
+        ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?;
+    Ok(bytes.max(0) as usize)
+}
+
 /// The CUDA runtime's device count as the C++ side sees it (0 without a driver): a check that the
 /// static cudart linked into the crate and cudarc's driver agree.
 pub fn runtime_device_count() -> usize {

@@ -177,9 +177,10 @@ mod bridge {
         unsafe fn launch_rows(one: &RowsDesc, launch: &BatchLaunch) -> Result<()>;
         /// Warp tasks the realign kernel splits a destination row of `row_bytes` into.
         fn rows_segments(row_bytes: i64) -> Result<i64>;
-        /// Whether a plain launch of `desc` (no batch, no indices; `src` / `dst` the addresses, or
-        /// any with their 16-byte phase) runs the lean run kernel.
-        fn rows_lean_run(desc: &RowsDesc) -> Result<bool>;
+        /// The threads per block of the lean run kernel that a plain launch of `desc` (no batch,
+        /// no indices; `src` / `dst` the addresses, or any with their 16-byte phase) runs on a
+        /// device with `l2_bytes` of L2; 0 for the general kernel.
+        fn rows_lean_threads(desc: &RowsDesc, l2_bytes: i64) -> Result<i32>;
         /// The L2 prefetch distance (warp tasks ahead) of a plain launch of `desc` (one item, no
         /// indices, `segs` planned) on a device with `l2_bytes` of L2; 0 for none.
         fn rows_prefetch(desc: &RowsDesc, l2_bytes: i64) -> Result<i64>;
@@ -312,11 +313,13 @@ pub(crate) fn rows_segments(row_bytes: i64) -> Result<i64, Error> {
     bridge::rows_segments(row_bytes).map_err(Error::from_cxx)
 }
 
-/// Whether the realign family copies `desc` (launched alone, without indices) with its lean run
-/// kernel: one contiguous range on both sides with the same 16-byte phase, at most 16 MiB (the
-/// rule of the kernel's `realign_lean_run`).
-pub(crate) fn rows_lean_run(desc: &RowsDesc) -> Result<bool, Error> {
-    bridge::rows_lean_run(desc).map_err(Error::from_cxx)
+/// The threads per block of the realign family's lean run kernel for `desc` (launched alone,
+/// without indices) on a device with `l2_bytes` of L2, 0 for the general kernel: one contiguous
+/// range on both sides with the same 16-byte phase is lean, in blocks of 128 threads x 2 vectors
+/// when source and destination fit in the L2, else 256 x 1 (the rule of the kernel's
+/// `realign_lean_threads`).
+pub(crate) fn rows_lean_threads(desc: &RowsDesc, l2_bytes: i64) -> Result<i32, Error> {
+    bridge::rows_lean_threads(desc, l2_bytes).map_err(Error::from_cxx)
 }
 
 /// The realign kernel's L2 prefetch distance for `desc` (launched alone, without indices) on a

@@ -85,13 +85,13 @@ pub use copy::{
     copy, copy_raw, copy_with, launch, launch_baseline, launch_overhead_ns, pad, pad_raw, pad_with,
     plan, tutorial_copy, Baseline,
 };
-pub use device::{context, describe, device_count, runtime_device_count, stream};
+pub use device::{context, describe, device_count, l2_cache_bytes, runtime_device_count, stream};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use layout::{coalesce_layouts, Layout, MAX_RANK};
 pub use plan::{
-    coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, LEAN_RUN_MAX_BYTES,
-    MAX_BLOCKS, RAGGED_ROW_MIN_BYTES, REALIGN_MIN_ROW_BYTES,
+    coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, MAX_BLOCKS,
+    RAGGED_ROW_MIN_BYTES, REALIGN_MIN_ROW_BYTES,
 };
 pub use tensor::{
     copy_tensor, copy_tensor_raw, plan_tensor, swizzle, TensorPlan, TensorRoute, ThreadWork,

@@ -54,15 +54,6 @@ pub const REALIGN_MIN_ROW_BYTES: usize = 128;
 /// f16 16383 x 16383 at ld 16384, 0.946-0.947x D2D on the tile engine, 0.967-0.978x realigned.
 pub const RAGGED_ROW_MIN_BYTES: usize = 2048;
 
-/// The longest contiguous run (bytes each way) that the realign family copies with its lean run
-/// kernel when source and destination share their 16-byte phase: a plain 16-byte TiledCopy in 32
-/// registers, so 64 warps stay resident per SM instead of the general kernel's 32. Such a copy is
-/// over within one or two waves of tasks, where more warps in flight win; longer runs stream at
-/// the limit with the general kernel. Measured on the H200 (tools/realign_probe.cu): 16 MiB
-/// 0.84-0.88x -> 0.96-0.98x of D2D, 1-8 MiB 10-15% less time; 24-256 MiB 2-6% slower with it.
-/// Must match `CUTE_COPY_REALIGN_LEAN_RUN_MAX_BYTES` in cpp/kernels/realign.cu (checked by a test).
-pub const LEAN_RUN_MAX_BYTES: usize = 16 << 20;
-
 /// Warps per block of the realign kernel (each takes one (row, segment) task at a time): blocks
 /// of 2 warps, 16 resident per SM, measured 1-1.5% faster than blocks of 8 (a block's slot frees
 /// when its slowest warp ends). Must match `kWarps` in cpp/kernels/realign.cu (the compiled
@@ -348,7 +339,8 @@ impl Plan {
     }
 
     /// Blocks launched (one per tile; 0 for an empty copy, which launches nothing). For the
-    /// realign family, one block per 2 warp tasks (its blocks of 2 warps).
+    /// realign family, one block per 2 warp tasks (its blocks of 2 warps; the lean run kernel's
+    /// 4 KiB tiles are 2 tasks' worth too).
     pub fn blocks(&self) -> usize {
         let n = self.tiles.0 * self.tiles.1;
         if self.atom.family() == Family::Realign {
@@ -364,14 +356,24 @@ impl Plan {
     }
 
     /// Whether the realign family copies this plan with its lean run kernel: one contiguous range
-    /// on both sides with the same 16-byte phase, at most [`LEAN_RUN_MAX_BYTES`] (the kernel's own
-    /// rule, asked through the bridge; false without the compiled kernels).
+    /// on both sides with the same 16-byte phase, of any length (the kernel's own rule, asked
+    /// through the bridge; false without the compiled kernels).
     pub fn lean_run(&self) -> bool {
+        self.lean_threads(0) > 0
+    }
+
+    /// The threads per block of the lean run kernel that copies this plan on a device with
+    /// `l2_bytes` of L2, 0 when the plan is not a lean run: blocks of 128 threads x 2 vectors
+    /// when source and destination together fit in the L2, else (and for an unknown L2, 0) 256
+    /// threads x 1 vector; both a 4 KiB tile, so [`Plan::blocks`] counts either (the kernel's own
+    /// rule, asked through the bridge).
+    pub fn lean_threads(&self, l2_bytes: usize) -> usize {
         if !self.realigned() || self.operation != Operation::Copy {
-            return false;
+            return 0;
         }
         // the rule reads shapes, pitches, indices and the two addresses' 16-byte phase
-        crate::ffi::rows_lean_run(&self.rows_desc()).unwrap_or(false)
+        crate::ffi::rows_lean_threads(&self.rows_desc(), l2_bytes as i64)
+            .map_or(0, |t| t.max(0) as usize)
     }
 
     /// How far ahead (in warp tasks of 2 KiB) the realign kernel prefetches the source into L2
@@ -591,12 +593,58 @@ impl Plan {
         }
     }
 
+    /// The lean run kernel's line of a realign plan's `explain`, for a device with `l2_bytes` of
+    /// L2 (0: no device to ask).
+    fn lean_reason(&self, l2_bytes: usize) -> String {
+        let e = self.dtype.size_bytes();
+        let (_, dst) = self.launched;
+        let bytes = dst.cols * e;
+        let tile = REALIGN_WARPS * self.config.tile.1 * e; // a block's bytes: kWarps warp tasks
+        let shape = |threads: usize| {
+            format!(
+                "blocks of {threads} threads, thread layout ({threads}):(1), value layout (1), {} vector{} per thread a block-width apart",
+                tile / 16 / threads,
+                if tile / 16 / threads == 1 { "" } else { "s" }
+            )
+        };
+        let mib = |b: usize| b as f64 / (1u64 << 20) as f64;
+        let which = if l2_bytes == 0 {
+            format!(
+                "{} when source and destination ({:.1} MiB together) fit in the device's L2 (part of them stays there between back-to-back copies, and more loads per thread win), else {} (the copy streams from DRAM; finer tiles win): no device to ask here",
+                shape(128),
+                mib(2 * bytes),
+                shape(256)
+            )
+        } else if self.lean_threads(l2_bytes) == 128 {
+            format!(
+                "{}: source and destination ({:.1} MiB together) fit in this device's L2 ({:.1} MiB), part of them stays there between back-to-back copies, and more loads per thread win",
+                shape(128),
+                mib(2 * bytes),
+                mib(l2_bytes)
+            )
+        } else {
+            format!(
+                "{}: source and destination ({:.1} MiB together) outgrow this device's L2 ({:.1} MiB), so the copy streams from DRAM, where finer tiles win",
+                shape(256),
+                mib(2 * bytes),
+                mib(l2_bytes)
+            )
+        };
+        format!(
+            "lean run kernel: one contiguous range of {bytes} B with the same 16-byte phase on both sides ({} B): a head up to the first 16-byte boundary, a body of aligned vectors and a tail, and no funnel shift; the body is a plain TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> over tiles of {tile} B ({} blocks), {which}; 32 registers per thread, so 64 warps stay resident per SM instead of the general kernel's 32",
+            dst.offset_bytes % 16,
+            self.blocks()
+        )
+    }
+
     fn realign_reasons(&self) -> Vec<String> {
         let e = self.dtype.size_bytes();
         let (src, dst) = self.launched;
         let mut r = Vec::new();
         let why = if self.explicit {
             "requested explicitly (legal at any alignment)".to_string()
+        } else if self.lean_run() {
+            "one long run whose two ends share their 16-byte phase: streamed at the copy limit without a shift".to_string()
         } else if self.coalesced() || dst.rows == 1 {
             "one long run: a warp per 2 KiB segment of it streams at the copy limit whatever its alignment".to_string()
         } else if self.src_bits == 128 && self.dst_bits == 128 {
@@ -613,22 +661,7 @@ impl Plan {
         };
         r.push(format!("atom {}: {why}", self.atom));
         if self.lean_run() {
-            r.push(format!(
-                "lean run kernel: one contiguous range of {} B (at most {} MiB) with the same 16-byte phase on both sides ({} B): a head up to the first 16-byte boundary, a body of aligned vectors and a tail; the body is a plain TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> (thread layout (32):(1), {} vectors in flight per lane) with no funnel shift, in 32 registers, so 64 warps stay resident per SM instead of 32: a run this short is over within one or two waves of tasks, and more warps in flight shorten it",
-                dst.cols * e,
-                LEAN_RUN_MAX_BYTES >> 20,
-                dst.offset_bytes % 16,
-                self.config.tile.1 * e / 16 / 32
-            ));
-            r.push(format!(
-                "warp tasks: {} segment{} of up to {} B, {REALIGN_WARPS} warps per block ({} blocks), at most 32 registers per thread so that {} blocks ({} warps) fit on an SM",
-                self.tiles.1,
-                if self.tiles.1 == 1 { "" } else { "s" },
-                self.config.tile.1 * e,
-                self.blocks(),
-                64 / REALIGN_WARPS,
-                64
-            ));
+            r.push(self.lean_reason(crate::ffi::l2_bytes().max(0) as usize));
             return r;
         }
         let (sp, dp) = (src.ld * e, dst.ld * e);
@@ -983,7 +1016,7 @@ mod tests {
         assert_eq!(big.l2_prefetch_tasks(8191 * 8192), 0);
         // no device: the rule is stated, nothing claimed
         assert!(big.l2_prefetch_reason(0).contains("no device to ask"));
-        // lean runs (a contiguous copy of at most 16 MiB) and short rows sharing a warp task never prefetch
+        // lean runs (contiguous, one 16-byte phase) and short rows sharing a warp task never prefetch
         let lean = Plan::new(
             DType::U8,
             Operand::packed(1024, 1024),
@@ -1011,7 +1044,7 @@ mod tests {
     }
 
     #[test]
-    fn runs_of_at_most_16_mib_in_one_phase_take_the_lean_kernel() {
+    fn runs_in_one_phase_take_the_lean_kernel_in_blocks_by_the_l2() {
         let run = |dtype: DType, n: usize, so: usize, dof: usize| {
             let at = |o: usize| Operand {
                 offset_bytes: o,
@@ -1020,20 +1053,38 @@ mod tests {
             Plan::new(dtype, at(so), at(dof), None, None).unwrap()
         };
         let e = |d: DType| d.size_bytes();
+        let l2 = 60 << 20; // an H200's L2
         for dtype in [DType::U8, DType::F16, DType::F32, DType::F64] {
-            let n = LEAN_RUN_MAX_BYTES / e(dtype);
-            // up to the limit, same phase (offsets 16 bytes apart, or equal): lean
+            // same phase (offsets 16 bytes apart, or equal), any length: lean
+            let n = (l2 / 2) / e(dtype); // source and destination fill the L2 exactly
             let p = run(dtype, n, 0, 0);
             assert!(p.lean_run(), "{p}");
             assert!(p.to_string().contains("lean run kernel"), "{p}");
-            assert!(run(dtype, 4096, 8, 24).lean_run());
-            // one element past it, or another phase: the general kernel
+            assert_eq!(p.lean_threads(l2), 128, "{p}");
+            assert!(p.lean_reason(l2).contains("blocks of 128 threads"));
+            assert!(p.lean_reason(l2).contains("2 vectors per thread"));
+            // one element more outgrows the L2: finer tiles
             let p = run(dtype, n + 1, 0, 0);
+            assert_eq!(p.lean_threads(l2), 256, "{p}");
+            assert!(p.lean_reason(l2).contains("1 vector per thread"));
+            assert!(p.lean_reason(l2).contains("streams from DRAM"));
+            // no device: the rule is stated with both shapes, and the launch count is the same
+            assert!(p.lean_reason(0).contains("no device to ask"));
+            assert_eq!(p.lean_threads(0), 256);
+            // either shape's 4 KiB tiles cover the body (all but a head and a tail of < 16 B)
+            assert!(p.blocks() * 4096 + 16 > (n + 1) * e(dtype), "{p}");
+            let p = run(dtype, 4096, 8, 24);
+            assert!(p.lean_run() && p.lean_threads(l2) == 128, "{p}");
+            // a run much longer than any L2 is still lean
+            assert!(run(dtype, (1 << 30) / e(dtype), 16, 0).lean_run());
+            // another phase: the general kernel
+            let p = run(dtype, 1000, 0, e(dtype));
             assert!(
-                !p.lean_run() && !p.to_string().contains("lean run kernel"),
+                !p.lean_run()
+                    && p.lean_threads(l2) == 0
+                    && !p.to_string().contains("lean run kernel"),
                 "{p}"
             );
-            assert!(!run(dtype, 1000, 0, e(dtype)).lean_run());
         }
         // rows that do not coalesce, and pads, are never lean
         let p = Plan::new(

@@ -162,39 +162,48 @@ fn contiguous_copies_run_as_one_range() {
 }
 
 #[test]
-fn short_runs_sharing_a_16_byte_phase_copy_exactly_on_the_lean_kernel() {
+fn same_phase_runs_of_any_length_copy_exactly_on_the_lean_kernel_in_both_block_shapes() {
     let Some(stream) = gpu() else { return };
     let mut r = rng(16);
-    let max = cute_copy::LEAN_RUN_MAX_BYTES;
+    let l2 = cute_copy::l2_cache_bytes(stream.context()).unwrap();
+    assert!(l2 > 0, "the device reports no L2");
     for dtype in DType::ALL {
         let e = dtype.size_bytes();
         let v = 16 / e; // elements per 16 bytes
         let mut runs: Vec<(usize, usize, usize)> = (0..6)
             .map(|_| {
                 let n = if r.random_bool(0.5) {
-                    r.random_range(1024 / e..(1 << 20) / e) // many segments
+                    r.random_range(1024 / e..(1 << 20) / e) // many tiles
                 } else {
                     r.random_range(cute_copy::REALIGN_MIN_ROW_BYTES / e..4096 / e)
-                    // a segment or two
+                    // a tile or two
                 };
                 let p = r.random_range(0..v); // the shared phase, in elements
                 (n, p, p + v * r.random_range(0..4))
             })
             .collect();
-        runs.push((8 * v + 1, 1 % v, v + 1 % v)); // one segment, a head and a one-element tail
+        runs.push((8 * v + 1, 1 % v, v + 1 % v)); // one tile, a head and a one-element tail
         runs.push((5000 / e, 0, 1)); // another phase: the general kernel
         if matches!(dtype, DType::U8 | DType::F64) {
-            runs.push((max / e, 1 % v, 1 % v)); // the longest lean run
-            runs.push((max / e + 1, 0, 0)); // one element more: the general kernel
+            // source and destination fill the L2 exactly: the longest run in 128-thread blocks;
+            // one element more streams from DRAM in 256-thread blocks (with a head and a tail)
+            runs.push((l2 / 2 / e, 0, 0));
+            runs.push((l2 / 2 / e + 1, 1 % v, 1 % v + 2 * v));
         }
         for (n, sc, dc) in runs {
-            let lean = (sc * e) % 16 == (dc * e) % 16 && n * e <= max;
+            let lean = (sc * e) % 16 == (dc * e) % 16;
             let case = Case::copy(1, n)
                 .lds(n + sc + 3, n + dc + 5)
                 .at((0, sc), (0, dc));
             let plan = check_dtype(&stream, dtype, case, &mut r);
             assert!(plan.realigned(), "{plan}");
             assert_eq!(plan.lean_run(), lean, "{dtype} {case:?}\n{plan}");
+            let threads = match (lean, 2 * n * e <= l2) {
+                (false, _) => 0,
+                (true, true) => 128,
+                (true, false) => 256,
+            };
+            assert_eq!(plan.lean_threads(l2), threads, "{dtype} {case:?}\n{plan}");
         }
     }
 }

@@ -4,7 +4,7 @@
 // process, plus hand-written contiguous copies for the single runs (a grid of one block per 16 KiB,
 // the same held to 32 warps per SM, and a resident grid with a grid stride). Built by tools/realign_probe.sh; not part of the crate.
 //
-//   realign_probe [launches] [reps]
+//   realign_probe [launches] [reps] [runs]
 #include "kernels/realign.cu"
 
 #include <cstdio>
@@ -94,12 +94,31 @@ int main(int argc, char** argv) {
       {"u64 3000x23992 (8)/24008 -> (8)/23992", 8, 3000, 23992, 24008, 23992, 8, 8},
       {"u8 1x100 run (5) -> (9)", 1, 1, 100, 100, 100, 5, 9},
       {"u8 1x(64 MiB + 3) run (1) -> (0)", 1, 1, (64ll << 20) + 3, (64ll << 20) + 3, (64ll << 20) + 3, 1, 0},
+      {"u8 12 MiB run", 1, 1, 12ll << 20, 12ll << 20, 12ll << 20, 0, 0},
+      {"u8 20 MiB run", 1, 1, 20ll << 20, 20ll << 20, 20ll << 20, 0, 0},
+      {"u8 24 MiB run", 1, 1, 24ll << 20, 24ll << 20, 24ll << 20, 0, 0},
+      {"u8 28 MiB run", 1, 1, 28ll << 20, 28ll << 20, 28ll << 20, 0, 0},
+      {"u8 32 MiB run", 1, 1, 32ll << 20, 32ll << 20, 32ll << 20, 0, 0},
+      {"u8 36 MiB run", 1, 1, 36ll << 20, 36ll << 20, 36ll << 20, 0, 0},
+      {"u8 44 MiB run", 1, 1, 44ll << 20, 44ll << 20, 44ll << 20, 0, 0},
+      {"u8 48 MiB run", 1, 1, 48ll << 20, 48ll << 20, 48ll << 20, 0, 0},
+      {"u8 56 MiB run", 1, 1, 56ll << 20, 56ll << 20, 56ll << 20, 0, 0},
+      {"f32 96 MiB run", 4, 1, 96ll << 20, 96ll << 20, 96ll << 20, 0, 0},
+      {"u16 (32 MiB + 6) run at 6 -> 6", 2, 1, (32ll << 20) + 6, (32ll << 20) + 6, (32ll << 20) + 6, 6, 6},
+      {"u8 (32 MiB + 7) run at 3 -> 19", 1, 1, (32ll << 20) + 7, (32ll << 20) + 7, (32ll << 20) + 7, 3, 19},
+      {"u8 (5 MiB + 9) run at 9 -> 9", 1, 1, (5ll << 20) + 9, (5ll << 20) + 9, (5ll << 20) + 9, 9, 9},
+      {"u64 1x8 run at 8 -> 8", 8, 1, 8, 8, 8, 8, 8},
+      {"u8 1x15 run at 1 -> 1", 1, 1, 15, 15, 15, 1, 1},
+      {"u8 1x17 run at 1 -> 1", 1, 1, 17, 17, 17, 1, 1},
   };
+  // argv[3] "runs": only the single runs (rows == 1)
+  bool const runs_only = argc > 3 && std::strcmp(argv[3], "runs") == 0;
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   std::printf("# knobs: warps=%d vecs=%d min_blocks=%d; %d launches\n", CUTE_COPY_REALIGN_WARPS,
               CUTE_COPY_REALIGN_VECS_PER_LANE, CUTE_COPY_REALIGN_MIN_BLOCKS, launches);
   for (Shape const& sh : shapes) {
+    if (runs_only && sh.rows != 1) continue;
     std::int64_t const sbytes = sh.src_off + (sh.rows - 1) * sh.src_pitch + sh.row_bytes;
     std::int64_t const dbytes = sh.dst_off + (sh.rows - 1) * sh.dst_pitch + sh.row_bytes;
     std::uint8_t *s, *d, *ref, *da, *db;
@@ -144,7 +163,7 @@ int main(int argc, char** argv) {
       CK(cudaMemcpy(b.data(), ref, dbytes, cudaMemcpyDeviceToHost));
       ok = std::memcmp(a.data(), b.data(), dbytes) == 0;
     }
-    bool const run = sh.rows == 1 && (sh.row_bytes % 16) == 0;
+    bool const run = sh.rows == 1 && (sh.row_bytes % 16) == 0 && sh.src_off == 0 && sh.dst_off == 0;
     for (int rep = 0; rep < reps; ++rep) {
       // the D2D anchor copies the bytes rounded down to a KiB, as the criterion benches do: the
       // driver's memcpy is up to 6% slower on byte counts that are not a multiple of 16

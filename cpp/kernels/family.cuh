@@ -49,9 +49,11 @@ ConfigValues config_realign(AtomId atom, int width);
 std::int64_t realign_segments(std::int64_t row_bytes);
 // Warp tasks of one descriptor: items x dst_rows x segs, or items x dst_rows / R rounded up.
 std::int64_t realign_tasks(RowsDesc const& d);
-// Whether a plain launch of `d` (no batch, no indices) runs the lean run kernel: one contiguous
-// range on both sides, the same 16-byte phase, at most CUTE_COPY_REALIGN_LEAN_RUN_MAX_BYTES.
-bool realign_lean_run(RowsDesc const& d, std::uint64_t src_base, std::uint64_t dst_base);
+// The threads per block of the lean run kernel that a plain launch of `d` (no batch, no indices)
+// runs on a device with `l2_bytes` of L2, 0 for the general kernel: one contiguous range on both
+// sides with the same 16-byte phase is lean; 128 threads x 2 vectors when source and destination
+// fit in the L2 together, 256 x 1 otherwise (and when the L2 is unknown).
+int realign_lean_threads(RowsDesc const& d, std::uint64_t src_base, std::uint64_t dst_base, std::int64_t l2_bytes);
 // The L2 prefetch distance (warp tasks ahead) of a plain launch of `d` (one item, no indices,
 // whole-warp rows) on a device with `l2_bytes` of L2: CUTE_COPY_REALIGN_PREFETCH when the source
 // span is at least the L2 (the copy streams from DRAM), else 0.

@@ -161,6 +161,24 @@ struct ReadWindow {
   CUTE_DEVICE bool whole(std::int64_t begin, std::int64_t end) const { return begin >= lo && end <= hi; }
 };
 
+// The source vector at row offset o of an edge segment: `at` (its address, s + o) read whole when
+// it lies in the read window, zeros past the source row (a pad), else built by masked_vector.
+template <int Width, bool Pieces>
+CUTE_DEVICE uint4 edge_vector(Vec const* at, std::uint8_t const* s, std::int64_t ls, std::int64_t o,
+                              ReadWindow const& w) {
+  return w.whole(o, o + 16) ? as_u4(*at) : o >= ls ? make_uint4(0, 0, 0, 0) : masked_vector<Width, Pieces>(s, ls, o);
+}
+
+// An edge segment's extra vector (lane G-1, m != 0): A_{v+1} past the lane's last vector v, at row
+// offset o = a0 + 16 (v + 1).
+template <int Width, bool Pieces, class TA, class TC>
+CUTE_DEVICE uint4 extra_vector(TA const& tAgA, TC const& tDcD, std::uint8_t const* s, std::int64_t ls, std::int64_t a0,
+                               ReadWindow const& w) {
+  constexpr int kLast = decltype(size<1>(tAgA))::value - 1;
+  std::int64_t const o = a0 + 16 * (std::int64_t(get<0>(tDcD(0, kLast))) + 1);
+  return edge_vector<Width, Pieces>(&tAgA(0, kLast) + 1, s, ls, o, w);
+}
+
 // Segment `seg` of one destination row: d[0, ld) from s[0, ls), zeros past ls.
 //
 // The body: destination vector v (0 <= v < nb) at d + head + 16 v needs source bytes
@@ -245,26 +263,15 @@ CUTE_DEVICE void copy_row(std::uint8_t const* s, std::int64_t ls, std::uint8_t* 
         uint4 const a = o >= ls ? make_uint4(0, 0, 0, 0) : masked_vector<Width, true>(s, ls, o);  // past it: zeros
         tArA(0, k) = reinterpret_cast<Vec const&>(a);
       }
-      if (m != 0 && lane == G - 1) {
-        std::int64_t const o = a0 + 16 * (std::int64_t(get<0>(tDcD(0, kVecsPerLane - 1))) + 1);
-        extra = w.whole(o, o + 16) ? as_u4((&tAgA(0, kVecsPerLane - 1))[1])
-                : o >= ls         ? make_uint4(0, 0, 0, 0)
-                                  : masked_vector<Width, true>(s, ls, o);
-      }
+      if (m != 0 && lane == G - 1) extra = extra_vector<Width, true>(tAgA, tDcD, s, ls, a0, w);
     } else {
       CUTE_UNROLL
       for (int k = 0; k < kVecsPerLane; ++k) {
         std::int64_t const o = a0 + 16 * std::int64_t(get<0>(tDcD(0, k)));
-        if (o >= ls) { tArA(0, k) = Vec{}; continue; }  // past the source: zeros (a pad)
-        uint4 a = w.whole(o, o + 16) ? as_u4(tAgA(0, k)) : masked_vector<Width, false>(s, ls, o);
+        uint4 const a = edge_vector<Width, false>(&tAgA(0, k), s, ls, o, w);
         tArA(0, k) = reinterpret_cast<Vec const&>(a);
       }
-      if (m != 0 && lane == G - 1) {
-        std::int64_t const o = a0 + 16 * (std::int64_t(get<0>(tDcD(0, kVecsPerLane - 1))) + 1);
-        extra = w.whole(o, o + 16) ? as_u4((&tAgA(0, kVecsPerLane - 1))[1])
-                : o >= ls         ? make_uint4(0, 0, 0, 0)
-                                  : masked_vector<Width, false>(s, ls, o);
-      }
+      if (m != 0 && lane == G - 1) extra = extra_vector<Width, false>(tAgA, tDcD, s, ls, a0, w);
     }
     if (m != 0) {
       // out_v = bytes [m, m + 16) of A_v:A_{v+1}. Lane l < G-1 reads A_{v+1} from lane l + 1 (same
@@ -398,12 +405,13 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
     }
     RowsDesc const& p = *dp;
     std::int64_t const local = task - p.task_begin;
+    bool const fast_segs = div.segs.divisor == p.segs;  // one descriptor of < 2^31 tasks: the host's divmod
     if constexpr (!Batched) {
       // A copy whose source outgrows L2 streams it from DRAM: ask L2 for the source segment of the
       // task `prefetch` tasks ahead (a later block's), bytes in flight that hold no register.
       // Lanes 0-15 take one 128-byte line each of its 2 KiB, clamped inside its source row.
       std::int64_t const ahead = local + prefetch;
-      if (prefetch > 0 && p.segs > 0 && lane < 16 && ahead < tasks && div.segs.divisor == p.segs) {
+      if (prefetch > 0 && p.segs > 0 && lane < 16 && ahead < tasks && fast_segs) {
         int q, sg;
         div.segs(q, sg, static_cast<int>(ahead));
         if (q < p.src_rows) {
@@ -415,7 +423,7 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
       }
     }
     if (p.segs > 0) {
-      if (div.segs.divisor == p.segs) {  // one descriptor of < 2^31 tasks: the host's divmod
+      if (fast_segs) {
         int q, seg;
         div.segs(q, seg, static_cast<int>(local));
         run_task<Width, 32>(p, seg, q, lane, 0xffffffffu, status, src_base, dst_base, div);
@@ -433,52 +441,53 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
 }
 
 // A lean run: one contiguous range on both sides (a coalesced copy) whose source and destination
-// share their 16-byte phase, of at most kLeanRunMaxBytes. The body is a plain TiledCopy of
-// Copy_Atom<UniversalCopy<uint128_t>> (thread layout (32):(1), one vector per call, 4 per lane in
-// flight) through registers: no descriptor, no funnel shift, no edge vectors, so the kernel fits
-// in 32 registers and 64 warps stay resident per SM instead of 32. Measured on the H200
-// (tools/realign_probe.cu, docs/realign-tuning.md): a run of at most 16 MiB is over within one or
-// two waves of tasks, and twice the warps in flight lift it (1 MiB 4.8 -> 4.3 us, 8 MiB 5.4 ->
-// 4.6 us, 16 MiB 0.84-0.88x -> 0.96-0.98x of D2D); from 24 MiB on the general kernel is faster
-// (32 MiB 0.96x vs 0.92x, 256 MiB 0.99x vs 0.95x).
-#ifndef CUTE_COPY_REALIGN_LEAN_RUN_MAX_BYTES
-#define CUTE_COPY_REALIGN_LEAN_RUN_MAX_BYTES (16ll << 20)
-#endif
-constexpr std::int64_t kLeanRunMaxBytes = CUTE_COPY_REALIGN_LEAN_RUN_MAX_BYTES;
+// share their 16-byte phase, of any length. The body is a plain TiledCopy of
+// Copy_Atom<UniversalCopy<uint128_t>> over a block's tile of 256 vectors (4 KiB: kWarps warp
+// tasks' worth, so a lean launch has as many blocks as the general kernel's), with thread layout
+// (Threads):(1) and Threads/256 vectors per thread a block-width apart: no descriptor, no funnel
+// shift, no edge vectors, 32 registers, so 64 warps stay resident per SM instead of 32. Two block
+// shapes of the same tile, by where the copy's bytes live (realign_lean_threads):
+//   * 128 threads x 2 vectors when source and destination together fit in the L2 (back-to-back
+//     copies of that size run from L2 in part, and more loads per thread win);
+//   * 256 threads x 1 vector otherwise (the copy streams from DRAM; finer tiles win).
+// Measured on the H200 (tools/realign_probe.cu, docs/realign-tuning.md, x D2D against the general
+// kernel): 8-32 MiB runs 0.92-0.96 -> 0.98-1.00 (128 x 2), 36-96 MiB 0.95-0.98 -> 0.99-1.00 and 256 MiB
+// 0.996 -> 1.001 (256 x 1); larger tiles (8-16 KiB), more vectors per thread (4 or 8) and
+// 1024-thread blocks were slower, 64-thread blocks (2 KiB) lost at 8-16 MiB.
+constexpr int kLeanBlockVecs = kWarps * kWarpVecs;
 
-template <int Width>
-__global__ void __launch_bounds__(kThreads, 2 * CUTE_COPY_REALIGN_MIN_BLOCKS)
-    realign_run_kernel(RowsDesc const one, std::int64_t tasks, std::uint64_t src_base, std::uint64_t dst_base) {
+template <int Width, int Threads>
+__global__ void __launch_bounds__(Threads, 2048 / Threads)
+    realign_run_kernel(RowsDesc const one, std::int64_t blocks, std::uint64_t src_base, std::uint64_t dst_base) {
+  static_assert(kLeanBlockVecs % Threads == 0, "a whole number of vectors per thread");
   using E = uint_byte_t<Width>;
-  int const lane = threadIdx.x % 32;
   auto const* s = reinterpret_cast<std::uint8_t const*>(src_base + one.src);
   auto* d = reinterpret_cast<std::uint8_t*>(dst_base + one.dst);
   std::int64_t const bytes = one.dst_row_bytes;
   std::int64_t const head = cute::min(bytes, std::int64_t((16 - (reinterpret_cast<std::uintptr_t>(d) & 15)) & 15));
   std::int64_t const nb = (bytes - head) / 16, tail = head + nb * 16;
-  TiledCopy tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<Vec>, Vec>{}, Layout<Shape<_32>>{},  // a warp
+  // The block's tile: thread t owns vectors t, t + Threads, ... (the TiledCopy's partition).
+  TiledCopy tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<Vec>, Vec>{}, Layout<Shape<Int<Threads>>>{},
                                          Layout<Shape<_1>>{});
-  ThrCopy thr_copy = tiled_copy.get_slice(lane);
-  auto tile = Layout<Shape<Int<kWarpVecs>>>{};  // one task's vectors: a static shape, static strides
-  for (std::int64_t task = std::int64_t(blockIdx.x) * kWarps + threadIdx.x / 32; task < tasks;
-       task += std::int64_t(gridDim.x) * kWarps) {
-    if (task == 0) {  // head and tail (< 16 bytes each): one element per lane
-      std::int64_t const ho = std::int64_t(lane) * Width, to = tail + ho;
+  ThrCopy thr_copy = tiled_copy.get_slice(threadIdx.x);
+  auto tile = Layout<Shape<Int<kLeanBlockVecs>>>{};
+  for (std::int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
+    if (b == 0 && threadIdx.x < 32) {  // head and tail (< 16 bytes each): one element per lane
+      std::int64_t const ho = std::int64_t(threadIdx.x) * Width, to = tail + ho;
       if (ho < head) *reinterpret_cast<E*>(d + ho) = *reinterpret_cast<E const*>(s + ho);
       if (to < bytes) *reinterpret_cast<E*>(d + to) = *reinterpret_cast<E const*>(s + to);
     }
-    std::int64_t const v0 = task * kWarpVecs;
-    if (v0 >= nb) continue;
+    std::int64_t const v0 = b * kLeanBlockVecs;
     Tensor gS = make_tensor(make_gmem_ptr(reinterpret_cast<Vec const*>(s + head) + v0), tile);  // (VECS)
     Tensor gD = make_tensor(make_gmem_ptr(reinterpret_cast<Vec*>(d + head) + v0), tile);        // (VECS)
     Tensor tSgS = thr_copy.partition_S(gS);  // (CPY, CPY_N)
     Tensor tDgD = thr_copy.partition_D(gD);  // (CPY, CPY_N)
     Tensor tDrD = make_fragment_like(tDgD);
-    if (v0 + kWarpVecs <= nb) {  // interior (peeled)
+    if (v0 + kLeanBlockVecs <= nb) {  // interior (peeled)
       copy(tiled_copy, tSgS, tDrD);
       copy(tiled_copy, tDrD, tDgD);
-    } else {  // the last task: identity-tensor predicates against the vectors left
-      int const left = static_cast<int>(nb - v0);
+    } else {  // the last tile: identity-tensor predicates against the vectors left (none past nb)
+      std::int64_t const left = nb - v0;
       Tensor tDcD = thr_copy.partition_D(make_identity_tensor(shape(tile)));  // (CPY, CPY_N) -> vector
       Tensor tDpD = make_tensor<bool>(make_shape(_1{}, size<1>(tDgD)));
       CUTE_UNROLL
@@ -500,8 +509,15 @@ struct RealignLaunch {
                   unsigned long long* status, std::uint64_t src_base, std::uint64_t dst_base,
                   cudaStream_t stream) {
     if (tasks <= 0) return;
-    if (descs == nullptr && status == nullptr && realign_lean_run(one, src_base, dst_base)) {
-      realign_run_kernel<Width><<<blocks_for(tasks), kThreads, 0, stream>>>(one, tasks, src_base, dst_base);
+    int const lean = descs == nullptr && status == nullptr
+                         ? realign_lean_threads(one, src_base, dst_base, device_l2_bytes())
+                         : 0;
+    if (lean == 128) {
+      realign_run_kernel<Width, 128><<<blocks_for(tasks), 128, 0, stream>>>(one, (tasks + kWarps - 1) / kWarps,
+                                                                           src_base, dst_base);
+    } else if (lean == 256) {
+      realign_run_kernel<Width, 256><<<blocks_for(tasks), 256, 0, stream>>>(one, (tasks + kWarps - 1) / kWarps,
+                                                                           src_base, dst_base);
     } else if (descs == nullptr) {
       auto kernel = realign_kernel<Width, false>;
       kernel<<<blocks_for(tasks), kThreads, 0, stream>>>(one, nullptr, 0, tasks, status, src_base, dst_base,
@@ -546,10 +562,11 @@ std::int64_t realign_segments(std::int64_t row_bytes) {
   return cute::max<std::int64_t>(1, (vecs + kWarpVecs - 1) / kWarpVecs);
 }
 
-bool realign_lean_run(RowsDesc const& d, std::uint64_t src_base, std::uint64_t dst_base) {
-  return d.items == 1 && d.src_rows == 1 && d.dst_rows == 1 && d.src_row_bytes == d.dst_row_bytes &&
-         d.src_index == 0 && d.dst_index == 0 && (((src_base + d.src) ^ (dst_base + d.dst)) & 15) == 0 &&
-         d.dst_row_bytes <= kLeanRunMaxBytes;
+int realign_lean_threads(RowsDesc const& d, std::uint64_t src_base, std::uint64_t dst_base, std::int64_t l2_bytes) {
+  bool const lean = d.items == 1 && d.src_rows == 1 && d.dst_rows == 1 && d.src_row_bytes == d.dst_row_bytes &&
+                    d.src_index == 0 && d.dst_index == 0 && (((src_base + d.src) ^ (dst_base + d.dst)) & 15) == 0;
+  if (!lean) return 0;
+  return l2_bytes > 0 && 2 * d.dst_row_bytes <= l2_bytes ? 128 : 256;  // source and destination fit in L2
 }
 
 std::int64_t device_l2_bytes() {

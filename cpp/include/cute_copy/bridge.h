@@ -23,7 +23,7 @@ void launch_copy(CopyDesc const& desc);
 void launch_rows(RowsDesc const& one, BatchLaunch const& launch);
 // Warp tasks (row segments) the realign kernel splits a destination row of `row_bytes` into.
 std::int64_t rows_segments(std::int64_t row_bytes);
-bool rows_lean_run(RowsDesc const& desc);
+std::int32_t rows_lean_threads(RowsDesc const& desc, std::int64_t l2_bytes);
 std::int64_t rows_prefetch(RowsDesc const& desc, std::int64_t l2_bytes);
 std::int64_t l2_bytes();
 // One tensor copy of the transpose family (layouts of rank 1..6, planned in Rust).

@@ -106,6 +106,9 @@ impl Explanation {
         out!("{p}");
         outln!();
         outln!("{spec}");
+        if p.lean_run() {
+            outln!("  (the general realign kernel's TiledCopy and partition; this run copies on the lean run kernel: its tiles and thread layout are in the plan above)");
+        }
         outln!();
         let (cpy, cm, cn) = spec.partition_shape();
         outln!(
@@ -205,6 +208,7 @@ impl Explanation {
                 "family": format!("{:?}", p.atom.family()),
                 "explicit": p.explicit,
                 "coalesced": p.coalesced(),
+                "lean_run": p.lean_run(),
                 "launched": {"src": operand(&p.launched.0), "dst": operand(&p.launched.1)},
                 "src_bits": p.src_bits,
                 "dst_bits": p.dst_bits,
