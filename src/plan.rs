@@ -567,6 +567,11 @@ impl Plan {
     }
 }
 
+/// Bytes in MiB, for the explain lines.
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / (1u64 << 20) as f64
+}
+
 impl Plan {
     /// The L2 prefetch line of a realign plan's `explain`, for a device with `l2_bytes` of L2
     /// (0: no device to ask).
@@ -574,7 +579,6 @@ impl Plan {
         let (src, _) = self.launched;
         let e = self.dtype.size_bytes();
         let span = crate::view::span(src.rows, src.cols, src.ld).unwrap_or(0) * e;
-        let mib = |b: usize| b as f64 / (1u64 << 20) as f64;
         let ahead = self.l2_prefetch_tasks(l2_bytes);
         if l2_bytes == 0 {
             format!("L2 prefetch when the source span ({:.1} MiB) is at least the device's L2: no device to ask here", mib(span))
@@ -602,13 +606,12 @@ impl Plan {
         let bytes = dst.cols * e;
         let tile = REALIGN_WARPS * self.config.tile.1 * e; // a block's bytes: kWarps warp tasks
         let shape = |threads: usize| {
+            let per = tile / 16 / threads; // 16-byte vectors per thread
             format!(
-                "blocks of {threads} threads, thread layout ({threads}):(1), value layout (1), {} vector{} per thread a block-width apart",
-                tile / 16 / threads,
-                if tile / 16 / threads == 1 { "" } else { "s" }
+                "blocks of {threads} threads, thread layout ({threads}):(1), value layout (1), {per} vector{} per thread a block-width apart",
+                if per == 1 { "" } else { "s" }
             )
         };
-        let mib = |b: usize| b as f64 / (1u64 << 20) as f64;
         let which = if l2_bytes == 0 {
             format!(
                 "{} when source and destination ({:.1} MiB together) fit in the device's L2 (part of them stays there between back-to-back copies, and more loads per thread win), else {} (the copy streams from DRAM; finer tiles win): no device to ask here",
@@ -639,6 +642,7 @@ impl Plan {
     }
 
     fn realign_reasons(&self) -> Vec<String> {
+        let l2 = crate::ffi::l2_bytes().max(0) as usize; // the current device's, 0 without one
         let e = self.dtype.size_bytes();
         let (src, dst) = self.launched;
         let mut r = Vec::new();
@@ -670,7 +674,7 @@ impl Plan {
         };
         r.push(format!("atom {}: {why}", self.atom));
         if self.lean_run() {
-            r.push(self.lean_reason(crate::ffi::l2_bytes().max(0) as usize));
+            r.push(self.lean_reason(l2));
             return r;
         }
         let (sp, dp) = (src.ld * e, dst.ld * e);
@@ -694,7 +698,7 @@ impl Plan {
                 ""
             }
         ));
-        r.push(self.l2_prefetch_reason(crate::ffi::l2_bytes().max(0) as usize));
+        r.push(self.l2_prefetch_reason(l2));
         let packed = self.launched.0.rows > self.tiles.0;
         if self.blocks() == 0 {
             r.push("empty copy: nothing to launch".into());
@@ -870,11 +874,7 @@ mod tests {
         assert_eq!(p.predicated_tiles(), 256 + 64 - 1);
         assert!(!p.coalesced());
         // a pad of such rows to whole vectors: realigned too (its source rows are ragged)
-        let padded = Operand {
-            cols: 16384,
-            ..Operand::packed(16384, 16384)
-        };
-        let p = Plan::new(DType::F16, dense, padded, None, None).unwrap();
+        let p = Plan::new(DType::F16, dense, Operand::packed(16384, 16384), None, None).unwrap();
         assert!(
             p.operation == Operation::Pad && p.atom == Atom::Realign128,
             "{p}"
