@@ -20,7 +20,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/ffi.rs");
     for var in toolchain::ENV_VARS
         .iter()
-        .chain(&["DOCS_RS", "CUTE_COPY_NO_CUDA"])
+        .chain(&["DOCS_RS", "CUTE_COPY_NO_CUDA", cuda::CACHE_VAR])
     {
         println!("cargo:rerun-if-env-changed={var}");
     }

@@ -1,9 +1,13 @@
 //! The nvcc half of the build: kernels, dispatch and host-side CuTe, compiled into one static
 //! library by cc in CUDA mode. CuTe makes these translation units slow (a minute or more each on 2
-//! cores), so each object is cached by a hash of what goes into it: the source file itself, every
-//! shared header under `cpp/` (and `cpp/menu.def`), the header cxx generates for the shared structs,
-//! the flags and the compiler. A Rust-only edit (src/ffi.rs included, as long as the shared structs
-//! stay the same) recompiles nothing; an edit to one kernel file recompiles that file alone.
+//! cores), so each object is cached under a key made of content only: the source file itself, every
+//! shared header under `cpp/` (and `cpp/menu.def`) by its path inside `cpp/`, the header cxx
+//! generates for the shared structs (by a fixed name, wherever OUT_DIR is), the flags with the
+//! toolchain's folders left out, what `nvcc --version` prints and CUTLASS's `version.h`. No path of
+//! this checkout or of the build's output goes into the key, so a clippy build, a doc build, another
+//! checkout or a dependent crate that shares the cache (`CUTE_COPY_NVCC_CACHE`) finds the same
+//! objects. A Rust-only edit (src/ffi.rs included, as long as the shared structs stay the same)
+//! recompiles nothing; an edit to one kernel file recompiles that file alone.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +23,9 @@ const SOURCES: &[&str] = &[
     "cpp/baselines.cu",
 ];
 const LIB: &str = "cute_copy_cuda";
+/// A folder for the object cache shared by several target directories (checkouts, a workspace and
+/// a dependent crate, CI's builds).
+pub const CACHE_VAR: &str = "CUTE_COPY_NVCC_CACHE";
 
 pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &Path) {
     let mut flags = vec![
@@ -43,15 +50,30 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
     files.retain(|f| !sources.contains(f) && !f.ends_with("no_cuda.cc"));
     files.push(cxx_include.join("cute-copy/src/ffi.rs.h"));
     files.sort();
+    // The compiler and CUTLASS by what they are, not where they are installed.
+    let cutlass_include = tc.cutlass_include.display().to_string();
+    let key_flags: Vec<&str> = flags
+        .iter()
+        .map(|f| if *f == cutlass_include { "<cutlass>" } else { f })
+        .collect();
+    let compiler = [
+        nvcc_version(&tc.nvcc),
+        String::from_utf8_lossy(
+            &std::fs::read(tc.cutlass_include.join("cutlass/version.h")).unwrap_or_default(),
+        )
+        .into_owned(),
+        key_flags.join(" "),
+    ];
+    let cpp_dir = manifest_dir.join("cpp");
     let hash_of = |keep: &dyn Fn(&Path) -> bool| {
-        let mut parts = vec![tc.nvcc.display().to_string(), flags.join(" ")];
+        let mut parts = compiler.to_vec();
         for f in files.iter().filter(|f| keep(f)) {
-            // Named relative to the crate (the generated header by its name alone), so that every
-            // build script run of the profile, whatever its OUT_DIR, finds the same objects.
+            // Named inside cpp/ (the generated header by a fixed name): the same names in every
+            // checkout and every OUT_DIR.
             let name = f
-                .strip_prefix(manifest_dir)
-                .unwrap_or_else(|_| Path::new(f.file_name().unwrap()));
-            parts.push(name.display().to_string());
+                .strip_prefix(&cpp_dir)
+                .map_or_else(|_| "<cxxbridge>/ffi.rs.h".into(), |p| p.display().to_string());
+            parts.push(name);
             parts.push(String::from_utf8_lossy(&std::fs::read(f).unwrap_or_default()).into_owned());
         }
         fnv1a(parts.join("\0").as_bytes())
@@ -62,15 +84,19 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
     });
 
     // Objects are named by their key, so one cache serves every build script run of the profile
-    // (clippy's and the test build's have their own OUT_DIRs): target/<profile>/cute-copy-nvcc.
-    let cache = out_dir
-        .ancestors()
-        .nth(3)
-        .filter(|p| p.join("build").is_dir())
-        .map_or_else(
-            || out_dir.join("cuda-objects"),
-            |p| p.join("cute-copy-nvcc"),
-        );
+    // (clippy's and the test build's have their own OUT_DIRs): CUTE_COPY_NVCC_CACHE when set, else
+    // target/<profile>/cute-copy-nvcc.
+    let cache = std::env::var_os(CACHE_VAR)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            out_dir
+                .ancestors()
+                .nth(3)
+                .filter(|p| p.join("build").is_dir())
+                .map(|p| p.join("cute-copy-nvcc"))
+        })
+        .unwrap_or_else(|| out_dir.join("cuda-objects"));
     std::fs::create_dir_all(&cache).expect("create the CUDA object cache");
     let cached: Vec<PathBuf> = sources
         .iter()
@@ -133,6 +159,15 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
     for lib in ["cudart_static", "stdc++", "dl", "pthread", "rt"] {
         println!("cargo:rustc-link-lib={lib}");
     }
+}
+
+/// What `nvcc --version` prints: the compiler's identity, wherever it is installed.
+fn nvcc_version(nvcc: &Path) -> String {
+    std::process::Command::new(nvcc)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_else(|_| nvcc.display().to_string())
 }
 
 fn list_files(dir: &Path, out: &mut Vec<PathBuf>) {
