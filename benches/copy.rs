@@ -26,7 +26,7 @@ use cute_copy::{
     Operation, Region, TensorRoute,
 };
 use half::{bf16, f16};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 
 struct Shape {
     name: &'static str,
@@ -104,7 +104,7 @@ fn graph_time(
 
 fn bench_shape<T: Element>(c: &mut Criterion, stream: &Arc<CudaStream>, shape: &Shape) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(shape.rows as u64 ^ (shape.cols as u64) << 20);
-    let host: Vec<T> = random_elements(shape.rows * shape.ld_src, &mut rng);
+    let host: Vec<T> = random_elements(shape.rows * shape.ld_src, rng.random());
     let src = DeviceMatrix::from_host(stream, shape.rows, shape.cols, shape.ld_src, &host)
         .expect("upload");
     drop(host);
@@ -202,14 +202,8 @@ fn bench_shape<T: Element>(c: &mut Criterion, stream: &Arc<CudaStream>, shape: &
 /// cudaMemcpyAsync of 2 GiB device to device: the copy limit every shape is compared with.
 fn bench_limit(c: &mut Criterion, stream: &Arc<CudaStream>) {
     let n = 1usize << 30; // 1 Gi elements of u8 read + 1 Gi written = 2 GiB moved
-    let src = DeviceMatrix::<u8>::from_host(
-        stream,
-        1,
-        n,
-        n,
-        &random_elements(n, &mut rand::rngs::StdRng::seed_from_u64(9)),
-    )
-    .expect("upload");
+    let src =
+        DeviceMatrix::<u8>::from_host(stream, 1, n, n, &random_elements(n, 9)).expect("upload");
     let mut dst = DeviceMatrix::<u8>::zeros(stream, 1, n, n).expect("alloc");
     let mut g = c.benchmark_group("limit_d2d_1GiB");
     g.throughput(Throughput::Bytes(2 * n as u64));
@@ -269,7 +263,7 @@ fn bench_alignment<T: Element>(c: &mut Criterion, stream: &Arc<CudaStream>, shap
     let src_rows = shape.src_at.0 + shape.rows;
     let (drows, dcols) = shape.pad_to.unwrap_or((shape.rows, shape.cols));
     let dst_rows = shape.dst_at.0 + drows;
-    let host: Vec<T> = random_elements(src_rows * shape.ld_src, &mut rng);
+    let host: Vec<T> = random_elements(src_rows * shape.ld_src, rng.random());
     let src = DeviceMatrix::from_host(stream, src_rows, shape.ld_src, shape.ld_src, &host)
         .expect("upload");
     drop(host);
@@ -452,7 +446,7 @@ fn bench_blocks(
     (pool, block_rows, cols, count): (usize, usize, usize, usize),
 ) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(77);
-    let host: Vec<f16> = random_elements(pool * block_rows * cols, &mut rng);
+    let host: Vec<f16> = random_elements(pool * block_rows * cols, rng.random());
     let src =
         DeviceMatrix::from_host(stream, pool * block_rows, cols, cols, &host).expect("upload");
     drop(host);
@@ -531,7 +525,7 @@ fn batch_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
     use rand::Rng;
     let mut rng = rand::rngs::StdRng::seed_from_u64(78);
     let (sld, dld, srows) = (4096usize, 4096usize, 8192usize);
-    let host: Vec<f16> = random_elements(srows * sld, &mut rng);
+    let host: Vec<f16> = random_elements(srows * sld, rng.random());
     let src = DeviceMatrix::from_host(stream, srows, sld, sld, &host).expect("upload");
     let mut batch = Batch::<f16>::new();
     let (mut row, mut col, mut band) = (0usize, 0usize, 0usize);
@@ -591,7 +585,7 @@ fn bench_layout<T: Element>(
     src: Layout,
 ) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(storage.size() as u64);
-    let host: Vec<T> = random_elements(storage.cosize().expect("cosize"), &mut rng);
+    let host: Vec<T> = random_elements(storage.cosize().expect("cosize"), rng.random());
     let x = DeviceTensor::from_host(stream, storage, &host).expect("upload");
     drop(host);
     let mut y = DeviceTensor::<T>::zeros(stream, Layout::row_major(src.shape()).expect("layout"))

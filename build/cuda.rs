@@ -54,7 +54,13 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
     let cutlass_include = tc.cutlass_include.display().to_string();
     let key_flags: Vec<&str> = flags
         .iter()
-        .map(|f| if *f == cutlass_include { "<cutlass>" } else { f })
+        .map(|f| {
+            if *f == cutlass_include {
+                "<cutlass>"
+            } else {
+                f
+            }
+        })
         .collect();
     let compiler = [
         nvcc_version(&tc.nvcc),
@@ -70,9 +76,10 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
         for f in files.iter().filter(|f| keep(f)) {
             // Named inside cpp/ (the generated header by a fixed name): the same names in every
             // checkout and every OUT_DIR.
-            let name = f
-                .strip_prefix(&cpp_dir)
-                .map_or_else(|_| "<cxxbridge>/ffi.rs.h".into(), |p| p.display().to_string());
+            let name = f.strip_prefix(&cpp_dir).map_or_else(
+                |_| "<cxxbridge>/ffi.rs.h".into(),
+                |p| p.display().to_string(),
+            );
             parts.push(name);
             parts.push(String::from_utf8_lossy(&std::fs::read(f).unwrap_or_default()).into_owned());
         }

@@ -43,7 +43,7 @@ fn run(stream: &std::sync::Arc<cute_copy::cudarc::driver::CudaStream>) -> cute_c
 
     // The cache pool: [pool_blocks, block_tokens, heads * dims], row-major = a matrix of
     // pool_blocks * block_tokens rows.
-    let pool_host: Vec<f16> = random_elements(pool_blocks * block_tokens * width, &mut rng);
+    let pool_host: Vec<f16> = random_elements(pool_blocks * block_tokens * width, rng.random());
     let pool =
         DeviceMatrix::from_host(stream, pool_blocks * block_tokens, width, width, &pool_host)?;
     let mut out = DeviceMatrix::<f16>::zeros(stream, slots * block_tokens, width, width)?;

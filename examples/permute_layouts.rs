@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::{DeviceTensor, Element, Layout};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 
 const ITERS: usize = 20;
 
@@ -56,7 +56,7 @@ fn permute<T: Element>(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let storage = Layout::row_major(shape)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
-    let host: Vec<T> = cute_copy::reference::random_elements(storage.size(), &mut rng);
+    let host: Vec<T> = cute_copy::reference::random_elements(storage.size(), rng.random());
     let x = DeviceTensor::from_host(stream, storage, &host)?;
     let view = x.view().permute(order)?; // no copy: the same memory, modes reordered
     let mut y = DeviceTensor::<T>::zeros(stream, Layout::row_major(view.layout().shape())?)?;

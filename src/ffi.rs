@@ -369,10 +369,23 @@ pub(crate) fn tiled_copy_partition(
     Ok((info, coords))
 }
 
-/// Whether the CUDA driver library (libcuda) can be loaded. cudarc panics on first use without it.
+/// Whether the CUDA driver library (libcuda) can be loaded: cudarc panics on first use without it
+/// when it loads the driver at run time. Asked here rather than through cudarc's
+/// `is_culib_present`, which exists only when cudarc loads the driver itself, not when another
+/// crate in the program (candle) has it linked; then libcuda is in the process and found at once.
+/// The names are the driver's own (`libcuda.so.1`, its development link, Windows' `nvcuda.dll`),
+/// which cudarc's loader tries too.
 pub(crate) fn driver_present() -> bool {
-    // SAFETY: only tries to dlopen libcuda and reports whether that worked; no CUDA call is made.
-    unsafe { cudarc::driver::sys::is_culib_present() }
+    use std::env::consts::{DLL_PREFIX, DLL_SUFFIX};
+    [
+        format!("{DLL_PREFIX}cuda{DLL_SUFFIX}.1"),
+        format!("{DLL_PREFIX}cuda{DLL_SUFFIX}"),
+        format!("{DLL_PREFIX}nvcuda{DLL_SUFFIX}"),
+    ]
+    .iter()
+    // SAFETY: loading libcuda runs no initialiser with preconditions of ours; the handle is
+    // dropped at once (the library stays loaded while cudarc or the program holds it).
+    .any(|name| unsafe { libloading::Library::new(name) }.is_ok())
 }
 
 /// The CUDA runtime's device count; 0 without a driver or device.

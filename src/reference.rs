@@ -1,16 +1,31 @@
 //! Host references: what a copy or pad must leave in the destination, and helpers to make test data
 //! that cannot hide a missed write. Used by the GPU tests, the CLI's `run` and `demo`, and benches.
-
-use rand::Rng;
+//!
+//! Random data comes from a `seed`: the same seed gives the same bits on every machine, and the
+//! module puts no random-number crate in the crate's API (a caller with `rand` passes
+//! `rng.random()`).
 
 use crate::layout::Layout;
 use crate::plan::Operation;
 use crate::view::Geometry;
 use crate::Element;
 
-/// `n` elements of random bits (NaNs and all: copies are compared bit for bit).
-pub fn random_elements<T: Element>(n: usize, rng: &mut impl Rng) -> Vec<T> {
-    (0..n).map(|_| T::from_bits(rng.random::<u64>())).collect()
+/// `n` elements of random bits (NaNs and all: copies are compared bit for bit), from `seed`.
+pub fn random_elements<T: Element>(n: usize, seed: u64) -> Vec<T> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| T::from_bits(split_mix64(&mut state)))
+        .collect()
+}
+
+/// SplitMix64 (Steele, Lea and Flood 2014): one 64-bit state, every output bit well mixed; enough
+/// for test data, not for anything that must be unpredictable.
+fn split_mix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// The destination image (whole allocation) a copy or pad must produce from `src` (whole source
@@ -41,13 +56,8 @@ pub fn expected_destination<T: Element>(
 /// A destination image that differs, in every element of the logical region, from what a correct
 /// copy writes there (the bitwise complement of the expected value), and holds random canaries
 /// everywhere else. A missed or misplaced write then always shows.
-pub fn poisoned_destination<T: Element>(
-    src: &[T],
-    s: Geometry,
-    d: Geometry,
-    rng: &mut impl Rng,
-) -> Vec<T> {
-    let mut out: Vec<T> = random_elements(d.len, rng);
+pub fn poisoned_destination<T: Element>(src: &[T], s: Geometry, d: Geometry, seed: u64) -> Vec<T> {
+    let mut out: Vec<T> = random_elements(d.len, seed);
     for r in 0..d.rows {
         for c in 0..d.cols {
             let want = if r < s.rows && c < s.cols {
@@ -130,9 +140,9 @@ pub fn poisoned_tensor_destination<T: Element>(
     (src_offset, src_layout): (usize, &Layout),
     len: usize,
     (dst_offset, dst_layout): (usize, &Layout),
-    rng: &mut impl Rng,
+    seed: u64,
 ) -> Vec<T> {
-    let mut out: Vec<T> = random_elements(len, rng);
+    let mut out: Vec<T> = random_elements(len, seed);
     for_each_pair(src_layout, dst_layout, |s, d| {
         out[dst_offset + d] = T::from_bits(!src[src_offset + s].to_bits());
     });
@@ -142,7 +152,6 @@ pub fn poisoned_tensor_destination<T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
 
     fn geo(offset: usize, rows: usize, cols: usize, ld: usize, len: usize) -> Geometry {
         Geometry {
@@ -156,11 +165,10 @@ mod tests {
 
     #[test]
     fn poison_differs_from_the_expected_value_everywhere_in_the_region() {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let s = geo(1, 3, 4, 5, 16);
         let d = geo(2, 4, 6, 7, 30);
-        let src: Vec<u8> = random_elements(s.len, &mut rng);
-        let before = poisoned_destination(&src, s, d, &mut rng);
+        let src: Vec<u8> = random_elements(s.len, 7);
+        let before = poisoned_destination(&src, s, d, 8);
         let want = expected_destination(&src, s, &before, d, Operation::Pad);
         for r in 0..d.rows {
             for c in 0..d.cols {
@@ -172,5 +180,15 @@ mod tests {
         assert_eq!(want[d.offset + 3 * d.ld + 5], 0); // pad region is zero
         assert_eq!(want[d.offset + d.ld + 2], src[s.offset + s.ld + 2]);
         assert_eq!(want[0], before[0]); // outside the region: untouched
+    }
+
+    #[test]
+    fn random_elements_are_the_same_for_a_seed_and_differ_between_seeds() {
+        let a: Vec<u64> = random_elements(64, 1);
+        assert_eq!(a, random_elements::<u64>(64, 1));
+        assert_ne!(a, random_elements::<u64>(64, 2));
+        // No stuck bit: every bit position is set in some word and clear in another.
+        let (or, and) = a.iter().fold((0, !0), |(o, n), &w| (o | w, n & w));
+        assert_eq!((or, and), (!0, 0));
     }
 }

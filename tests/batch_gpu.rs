@@ -77,8 +77,8 @@ fn random_batch<T: Element>(stream: &Arc<CudaStream>, n: usize, seed: u64) {
         pairs.push((s, d));
     }
     let dst_rows = dst_row + 2;
-    let src_host: Vec<T> = random_elements(src_rows * src_ld, &mut r);
-    let before: Vec<T> = random_elements(dst_rows * dst_ld, &mut r);
+    let src_host: Vec<T> = random_elements(src_rows * src_ld, r.random());
+    let before: Vec<T> = random_elements(dst_rows * dst_ld, r.random());
     let src = DeviceMatrix::from_host(stream, src_rows, src_ld, src_ld, &src_host).unwrap();
     let mut dst = DeviceMatrix::from_host(stream, dst_rows, dst_ld, dst_ld, &before).unwrap();
     let mut batch = Batch::<T>::new();
@@ -182,7 +182,7 @@ fn gather_and_scatter_follow_indices_and_skip_bad_ones() {
     let Some(stream) = gpu() else { return };
     let mut r = rng(21);
     let (rows, cols, ld) = (5000, 333, 340);
-    let src_host: Vec<f16> = random_elements(rows * ld, &mut r);
+    let src_host: Vec<f16> = random_elements(rows * ld, r.random());
     let src = DeviceMatrix::from_host(&stream, rows, cols, ld, &src_host).unwrap();
     let n = 777;
     // Repeated, negative (skip) and out-of-range (skip, recorded) indices.
@@ -193,7 +193,7 @@ fn gather_and_scatter_follow_indices_and_skip_bad_ones() {
             _ => r.random_range(0..rows as i64 / 10),
         })
         .collect();
-    let before: Vec<f16> = random_elements(n * (cols + 3), &mut r);
+    let before: Vec<f16> = random_elements(n * (cols + 3), r.random());
     let mut dst = DeviceMatrix::from_host(&stream, n, cols, cols + 3, &before).unwrap();
     let idx_dev = stream.clone_htod(&idx).unwrap();
     let mut status = IndexStatus::new(&stream).unwrap();
@@ -233,9 +233,9 @@ fn gather_and_scatter_follow_indices_and_skip_bad_ones() {
     }
     perm[5] = -3;
     perm[9] = 5000;
-    let src2_host: Vec<u32> = random_elements(m * 70, &mut r);
+    let src2_host: Vec<u32> = random_elements(m * 70, r.random());
     let src2 = DeviceMatrix::from_host(&stream, m, 70, 70, &src2_host).unwrap();
-    let before2: Vec<u32> = random_elements(m * 71, &mut r);
+    let before2: Vec<u32> = random_elements(m * 71, r.random());
     let mut dst2 = DeviceMatrix::from_host(&stream, m, 70, 71, &before2).unwrap();
     let pidx = stream.clone_htod(&perm).unwrap();
     cute_copy::scatter_rows(
@@ -283,10 +283,10 @@ fn block_tables_copy_blocks_between_pools() {
         (3, 1000, 1003, 1001),
     ] {
         let (pool_src, pool_dst) = (300, 200);
-        let src_host: Vec<f16> = random_elements(pool_src * block_rows * ld_src, &mut r);
+        let src_host: Vec<f16> = random_elements(pool_src * block_rows * ld_src, r.random());
         let src = DeviceMatrix::from_host(&stream, pool_src * block_rows, cols, ld_src, &src_host)
             .unwrap();
-        let before: Vec<f16> = random_elements(pool_dst * block_rows * ld_dst, &mut r);
+        let before: Vec<f16> = random_elements(pool_dst * block_rows * ld_dst, r.random());
         let mut dst =
             DeviceMatrix::from_host(&stream, pool_dst * block_rows, cols, ld_dst, &before).unwrap();
         // Distinct destination blocks; a few negative (skip) and one past the end of the source.

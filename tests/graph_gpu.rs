@@ -12,7 +12,7 @@ use cute_copy::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMo
 use cute_copy::reference::compare;
 use cute_copy::{DeviceMatrix, Operation};
 use half::bf16;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 
 #[test]
 fn launches_capture_into_a_cuda_graph_and_replay_correctly() {
@@ -60,9 +60,9 @@ fn a_batch_captured_into_a_graph_replays_three_times() {
     unsafe { stream.context().disable_event_tracking() };
     let mut rng = rand::rngs::StdRng::seed_from_u64(12);
     let (rows, cols) = (300, 700);
-    let src_host: Vec<u8> = cute_copy::reference::random_elements(rows * cols, &mut rng);
+    let src_host: Vec<u8> = cute_copy::reference::random_elements(rows * cols, rng.random());
     let src = DeviceMatrix::from_host(&stream, rows, cols, cols, &src_host).unwrap();
-    let poison: Vec<u8> = cute_copy::reference::random_elements(rows * cols, &mut rng);
+    let poison: Vec<u8> = cute_copy::reference::random_elements(rows * cols, rng.random());
     let mut dst = DeviceMatrix::from_host(&stream, rows, cols, cols, &poison).unwrap();
     // 30 bands of 10 rows, each shifted right by one byte (so every copy is realigned).
     let pairs: Vec<(Region, Region)> = (0..30)

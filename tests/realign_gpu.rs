@@ -255,7 +255,7 @@ fn span_ends_at_the_allocation_end<T: cute_copy::Element>(
 ) -> Plan {
     use cute_copy::reference::{compare, expected_destination, poisoned_destination};
     let ld = cols + off;
-    let src_host: Vec<T> = cute_copy::reference::random_elements(rows * ld, r);
+    let src_host: Vec<T> = cute_copy::reference::random_elements(rows * ld, r.random());
     let src = cute_copy::DeviceMatrix::from_host(stream, rows, ld, ld, &src_host).unwrap();
     let sview = src.view().sub(0, off, rows, cols).unwrap();
     let mut dst =
@@ -266,7 +266,7 @@ fn span_ends_at_the_allocation_end<T: cute_copy::Element>(
         .unwrap()
         .geometry()
         .unwrap();
-    let before = poisoned_destination(&src_host, sview.geometry().unwrap(), dg, r);
+    let before = poisoned_destination(&src_host, sview.geometry().unwrap(), dg, r.random());
     dst.upload(stream, &before).unwrap();
     let mut whole = dst.view_mut();
     let mut dview = whole.sub_mut(1, 1, rows, cols).unwrap();

@@ -38,13 +38,13 @@ impl Side {
 
 /// Copy `src` into `dst` on the GPU and compare the whole destination allocation.
 fn check<T: Element>(stream: &Stream, src: Side, dst: Side, r: &mut impl Rng) -> TensorPlan {
-    let host: Vec<T> = random_elements(src.alloc, r);
+    let host: Vec<T> = random_elements(src.alloc, r.random());
     let before = poisoned_tensor_destination(
         &host,
         (src.offset, &src.layout),
         dst.alloc,
         (dst.offset, &dst.layout),
-        r,
+        r.random(),
     );
     let want = expected_tensor_copy(
         &host,

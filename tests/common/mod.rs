@@ -89,7 +89,7 @@ pub fn run_case<T: Element>(
 ) -> Result<Checked, cute_copy::Error> {
     let src_rows = case.src_at.0 + case.rows + 1;
     let dst_rows = case.dst_at.0 + case.dst_shape.0 + 1;
-    let src_host: Vec<T> = random_elements(src_rows * case.ld_src, rng);
+    let src_host: Vec<T> = random_elements(src_rows * case.ld_src, rng.random());
     let src = DeviceMatrix::from_host(stream, src_rows, case.ld_src, case.ld_src, &src_host)?;
     let sview = src
         .view()
@@ -107,7 +107,7 @@ pub fn run_case<T: Element>(
             &src_host,
             sview.geometry().unwrap(),
             dview.geometry().unwrap(),
-            rng,
+            rng.random(),
         )
     };
     dst.upload(stream, &before)?;
@@ -169,14 +169,14 @@ impl<T: Element> Fixture<T> {
         (dst_rows, dst_cols, ld_dst): (usize, usize, usize),
         rng: &mut impl Rng,
     ) -> Self {
-        let src_host: Vec<T> = random_elements(rows * ld_src, rng);
+        let src_host: Vec<T> = random_elements(rows * ld_src, rng.random());
         let src = DeviceMatrix::from_host(stream, rows, cols, ld_src, &src_host).unwrap();
         let mut dst = DeviceMatrix::<T>::zeros(stream, dst_rows, dst_cols, ld_dst).unwrap();
         let before = poisoned_destination(
             &src_host,
             src.view().geometry().unwrap(),
             dst.view_mut().geometry().unwrap(),
-            rng,
+            rng.random(),
         );
         dst.upload(stream, &before).unwrap();
         Fixture {

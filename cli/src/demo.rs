@@ -2,7 +2,7 @@
 
 use cute_copy::reference::{compare, expected_destination, poisoned_destination, random_elements};
 use cute_copy::{Atom, DType, DeviceMatrix, Operation, TiledCopySpec};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 
 pub(crate) fn demo(m: usize, n: usize) -> Result<(), cute_copy::Error> {
     let spec = TiledCopySpec::new(Atom::Universal, DType::F32, (32, 4), (1, 1), (32, 32))?;
@@ -34,11 +34,11 @@ pub(crate) fn demo(m: usize, n: usize) -> Result<(), cute_copy::Error> {
     let (name, (major, minor)) = cute_copy::describe(stream.context())?;
     outln!("GPU: {name} (sm_{major}{minor})");
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
-    let src_host: Vec<f32> = random_elements(m * n, &mut rng);
+    let src_host: Vec<f32> = random_elements(m * n, rng.random());
     let src = DeviceMatrix::from_host(&stream, m, n, n, &src_host)?;
     let mut dst = DeviceMatrix::<f32>::zeros(&stream, m, n, n)?;
     let (sg, dg) = (src.view().geometry()?, dst.view_mut().geometry()?);
-    let before = poisoned_destination(&src_host, sg, dg, &mut rng);
+    let before = poisoned_destination(&src_host, sg, dg, rng.random());
     dst.upload(&stream, &before)?;
     cute_copy::tutorial_copy(&src.view(), &mut dst.view_mut(), &stream)?;
     let after = dst.to_host(&stream)?;

@@ -8,7 +8,7 @@ use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::reference::{compare, expected_destination, poisoned_destination, random_elements};
 use cute_copy::timing::{gbps, time_launches};
 use cute_copy::{DType, DeviceMatrix, Element, Geometry, Operand, Operation, Plan};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 
 use crate::flags::{Case, ShapeArgs};
 use crate::CliResult;
@@ -105,8 +105,8 @@ pub(crate) fn measure<T: Element>(
         sg.len, dg.len
     ));
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
-    let src_host: Vec<T> = random_elements(sg.len, &mut rng);
-    let before = poisoned_destination(&src_host, sg, dg, &mut rng);
+    let src_host: Vec<T> = random_elements(sg.len, rng.random());
+    let before = poisoned_destination(&src_host, sg, dg, rng.random());
     // Each operand lives in a one-row allocation of `len` elements; `view_at` places element
     // (0,0) at any element offset in it (a byte offset a sub-view could not express).
     let src_buf = DeviceMatrix::from_host(stream, 1, sg.len, sg.len, &src_host)?;

@@ -104,9 +104,9 @@ pub(crate) fn blocks(a: &BlocksArgs) -> CliResult {
 fn blocks_typed<T: Element>(stream: &Arc<CudaStream>, a: &BlocksArgs) -> CliResult {
     let mut rng = rand::rngs::StdRng::seed_from_u64(5);
     let (lds, ldd) = (a.ld_src.unwrap_or(a.cols), a.ld_dst.unwrap_or(a.cols));
-    let pool_host: Vec<T> = random_elements(a.pool * a.block_rows * lds, &mut rng);
+    let pool_host: Vec<T> = random_elements(a.pool * a.block_rows * lds, rng.random());
     let pool = DeviceMatrix::from_host(stream, a.pool * a.block_rows, a.cols, lds, &pool_host)?;
-    let out_host: Vec<T> = random_elements(a.count * a.block_rows * ldd, &mut rng);
+    let out_host: Vec<T> = random_elements(a.count * a.block_rows * ldd, rng.random());
     let mut out = DeviceMatrix::from_host(stream, a.count * a.block_rows, a.cols, ldd, &out_host)?;
     let table: Vec<i64> = (0..a.count)
         .flat_map(|k| {
@@ -185,7 +185,7 @@ fn batch_typed<T: Element>(stream: &Arc<CudaStream>, a: &BatchArgs) -> CliResult
     let (max_r, max_c) = (a.max_rows.max(1), a.max_cols.max(1));
     let ld = (8 * max_c).max(1024);
     let src_rows = 4 * max_r + 64;
-    let src_host: Vec<T> = random_elements(src_rows * ld, &mut rng);
+    let src_host: Vec<T> = random_elements(src_rows * ld, rng.random());
     let src = DeviceMatrix::from_host(stream, src_rows, ld, ld, &src_host)?;
     let mut batch = Batch::<T>::new();
     let mut pairs = Vec::with_capacity(a.copies);
@@ -214,7 +214,7 @@ fn batch_typed<T: Element>(stream: &Arc<CudaStream>, a: &BatchArgs) -> CliResult
             a.copies
         );
     }
-    let before: Vec<T> = random_elements(dst_rows * ld, &mut rng);
+    let before: Vec<T> = random_elements(dst_rows * ld, rng.random());
     let mut dst = DeviceMatrix::from_host(stream, dst_rows, ld, ld, &before)?;
     let plan = batch.plan()?;
     batch.launch(&src.view(), &mut dst.view_mut(), stream)?;

@@ -8,7 +8,7 @@ use clap::Args;
 use cute_copy::reference::{expected_tensor_copy, poisoned_tensor_destination, random_elements};
 use cute_copy::timing::{gbps, time_launches};
 use cute_copy::{DType, DeviceTensor, Element, Layout, TensorPlan, TensorRoute};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use serde_json::json;
 
 use crate::flags::parse_dtype;
@@ -189,13 +189,13 @@ fn run_tensor<T: Element>(args: &TensorArgs, plan: &TensorPlan) -> CliResult {
     let s_len = args.src_offset + src.cosize()?.max(1);
     let d_len = args.dst_offset + dst.cosize()?.max(1);
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x7e45);
-    let host: Vec<T> = random_elements(s_len, &mut rng);
+    let host: Vec<T> = random_elements(s_len, rng.random());
     let before = poisoned_tensor_destination(
         &host,
         (args.src_offset, &src),
         d_len,
         (args.dst_offset, &dst),
-        &mut rng,
+        rng.random(),
     );
     let flat = |n: usize| Layout::new(&[n], &[1]);
     let sbuf = DeviceTensor::from_host(&stream, flat(s_len)?, &host)?;
