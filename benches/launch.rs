@@ -44,7 +44,7 @@ fn calls(c: &mut Criterion, stream: &Arc<CudaStream>, label: &str) {
     let src = DeviceMatrix::from_host(stream, ROWS, COLS, COLS, &host).expect("upload");
     let mut dst = DeviceMatrix::<f32>::zeros(stream, ROWS, COLS, COLS).expect("alloc");
     let layout = Layout::row_major(&[ROWS, COLS]).expect("layout");
-    let tsrc = DeviceTensor::<f32>::from_host(stream, layout.clone(), &host).expect("upload");
+    let tsrc = DeviceTensor::<f32>::from_host(stream, layout, &host).expect("upload");
     let mut tdst = DeviceTensor::<f32>::zeros(stream, layout).expect("alloc");
     let plan = cute_copy::plan(&src.view(), &dst.view_mut(), None).expect("plan");
     let mut batch = Batch::<f32>::new();

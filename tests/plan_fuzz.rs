@@ -120,7 +120,7 @@ fn a_million_random_layout_pairs_plan_or_refuse_with_a_typed_error_and_never_pan
             }
         };
         let planned = catch_unwind(AssertUnwindSafe(|| {
-            TensorPlan::new(dtype, src.clone(), dst.clone(), offsets)
+            TensorPlan::new(dtype, src, dst, offsets)
         }));
         let planned = planned.unwrap_or_else(|_| {
             panic!("TensorPlan::new panicked on {dtype} {src} -> {dst} at byte offsets {offsets:?}")
