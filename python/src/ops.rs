@@ -739,7 +739,7 @@ pub fn describe<'py>(py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'
         stream: None,
         launch: false,
     };
-    let a = import(x, "array", &mut call)?;
+    let a = import(x, "argument", &mut call)?;
     let d = PyDict::new(py);
     d.set_item("ptr", a.addr)?;
     d.set_item("shape", a.shape.clone())?;
