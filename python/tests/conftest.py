@@ -7,6 +7,9 @@ import os
 
 import pytest
 
+# JAX would take 75% of the GPU at its first array; torch shares the device in these tests.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
 REQUIRE_GPU = os.environ.get("CUTE_COPY_REQUIRE_GPU") == "1"
 
 

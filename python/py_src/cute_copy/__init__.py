@@ -149,7 +149,7 @@ def _empty(x, shape):
 
 def _jax_empty(x, shape):
     """JAX arrays are immutable: allocate with torch (else CuPy), fill, then hand it to JAX."""
-    device = describe(x)["device_id"]
+    device = x.__dlpack_device__()[1]
     name = str(x.dtype)
     try:
         import torch
