@@ -171,8 +171,9 @@ unsafe fn read(t: &DLTensor) -> PyResult<Desc> {
     let mut shape = Vec::with_capacity(nd);
     for &n in shape_i {
         shape.push(
-            usize::try_from(n)
-                .map_err(|_| PyValueError::new_err(format!("negative extent {n} in {shape_i:?}")))?,
+            usize::try_from(n).map_err(|_| {
+                PyValueError::new_err(format!("negative extent {n} in {shape_i:?}"))
+            })?,
         );
     }
     let strides = if t.strides.is_null() || nd == 0 {
@@ -280,9 +281,8 @@ pub fn import<'py>(obj: &Bound<'py, PyAny>, what: &str, call: &mut Call) -> PyRe
     if let Some(api) = ExchangeApi::from_object(obj.as_borrowed())? {
         // SAFETY: the view is valid during the callback, which copies what it needs out of it;
         // the data stays alive with `obj`, which the Array holds.
-        let viewed = api.with_tensor_view_no_sync(obj.as_borrowed(), |t, s| {
-            (unsafe { read(t) }, s as u64)
-        });
+        let viewed =
+            api.with_tensor_view_no_sync(obj.as_borrowed(), |t, s| (unsafe { read(t) }, s as u64));
         match viewed {
             Ok((desc, producer)) => {
                 let desc = desc?;
@@ -378,9 +378,8 @@ fn cuda_array_interface<'py>(
 ) -> PyResult<Array<'py>> {
     let cai = cai.cast::<PyDict>()?;
     let get = |k: &str| -> PyResult<Bound<'py, PyAny>> {
-        cai.get_item(k)?.ok_or_else(|| {
-            PyValueError::new_err(format!("__cuda_array_interface__ has no '{k}'"))
-        })
+        cai.get_item(k)?
+            .ok_or_else(|| PyValueError::new_err(format!("__cuda_array_interface__ has no '{k}'")))
     };
     let shape: Vec<usize> = get("shape")?.extract()?;
     let typestr: String = get("typestr")?.extract()?;
@@ -446,7 +445,11 @@ fn cuda_array_interface<'py>(
 
 /// `<f4`, `|u1`, `|b1`, `<V2`, ... -> DLPack (code, bits).
 fn parse_typestr(t: &str) -> PyResult<(u8, u8)> {
-    let bad = || PyValueError::new_err(format!("unsupported __cuda_array_interface__ typestr {t:?}"));
+    let bad = || {
+        PyValueError::new_err(format!(
+            "unsupported __cuda_array_interface__ typestr {t:?}"
+        ))
+    };
     let b = t.as_bytes();
     if b.len() < 3 {
         return Err(bad());

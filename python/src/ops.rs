@@ -96,7 +96,11 @@ fn pair(dst: &Array, src: &Array, src_shape: &[usize], src_strides: &[i64]) -> P
             }
             (true, true) => (-s, -d),
             (s_neg, _) => {
-                let (what, stride) = if s_neg { ("source", s) } else { ("destination", d) };
+                let (what, stride) = if s_neg {
+                    ("source", s)
+                } else {
+                    ("destination", d)
+                };
                 return Err(PyValueError::new_err(format!(
                     "negative strides: the {what}'s mode {m} has stride {stride} (a flipped view such as x[::-1]); cute_copy copies layouts of non-negative strides (or flipped alike on both sides): make it contiguous first"
                 )));
@@ -343,7 +347,11 @@ fn rows_of(a: &Array, what: &str) -> PyResult<(u64, usize, usize, usize)> {
         }
         cols *= a.shape[m];
     }
-    let ld = if rows <= 1 { cols } else { a.strides[0].max(-1) as usize };
+    let ld = if rows <= 1 {
+        cols
+    } else {
+        a.strides[0].max(-1) as usize
+    };
     if rows > 1 && (a.strides[0] < 0 || (a.strides[0] as usize) < cols) {
         return Err(PyValueError::new_err(format!(
             "the {what}'s rows overlap or run backwards: row stride {} for rows of {cols} elements",
@@ -379,7 +387,11 @@ fn indices_of(a: &Array, what: &str, pairs: bool) -> PyResult<(u64, usize)> {
     if !shape_ok || !contiguous {
         return Err(PyValueError::new_err(format!(
             "the {what} must be a contiguous {} of int32/int64; got shape {} strides {:?}",
-            if pairs { "[n, 2] array (source block, destination block)" } else { "1D array" },
+            if pairs {
+                "[n, 2] array (source block, destination block)"
+            } else {
+                "1D array"
+            },
             shape_str(&a.shape),
             a.strides
         )));
@@ -533,7 +545,11 @@ fn indexed(
     let mut call = launch_call(stream)?;
     let d = import(out, "destination", &mut call)?;
     let s = import(src, "source", &mut call)?;
-    let what = if which == Indexed::Blocks { "block table" } else { "indices" };
+    let what = if which == Indexed::Blocks {
+        "block table"
+    } else {
+        "indices"
+    };
     let i = import(idx, what, &mut call)?;
     check_same_device(&s, "source", &d, "destination")?;
     check_same_device(&i, what, &d, "destination")?;
@@ -557,10 +573,18 @@ fn indexed(
     if n < need {
         return Err(PyValueError::new_err(format!(
             "{n} indices for {need} rows of the {}",
-            if which == Indexed::Gather { "destination" } else { "source" }
+            if which == Indexed::Gather {
+                "destination"
+            } else {
+                "source"
+            }
         )));
     }
-    let count = if which == Indexed::Blocks { n / 2 } else { need };
+    let count = if which == Indexed::Blocks {
+        n / 2
+    } else {
+        need
+    };
     if count == 0 || s_cols == 0 {
         return Ok(());
     }
@@ -581,7 +605,8 @@ fn indexed(
         .last_stream
         .store(call.stream.unwrap_or(0), Ordering::Relaxed);
     let mut guard = status.inner.lock().unwrap_or_else(|p| p.into_inner());
-    let span = |rows: usize, cols: usize, ld: usize| if rows == 0 { 0 } else { (rows - 1) * ld + cols };
+    let span =
+        |rows: usize, cols: usize, ld: usize| if rows == 0 { 0 } else { (rows - 1) * ld + cols };
     by_width!(s.dtype, T => {
         // SAFETY: the arrays are held for the call and ordered on `st` (see launch_pair); the
         // views span exactly the rows the arrays have.
@@ -720,7 +745,10 @@ pub fn explain_layout<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let dt = DType::from_name(dtype).ok_or_else(|| {
         let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
-        PyValueError::new_err(format!("unknown dtype {dtype:?}: one of {}", names.join(", ")))
+        PyValueError::new_err(format!(
+            "unknown dtype {dtype:?}: one of {}",
+            names.join(", ")
+        ))
     })?;
     let rm: Vec<usize> = crate::array::row_major(&shape)
         .iter()
