@@ -335,14 +335,22 @@ pub fn import<'py>(obj: &Bound<'py, PyAny>, what: &str, call: &mut Call) -> PyRe
             (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION),
         )?;
         let method = intern!(py, "__dlpack__");
-        let capsule = match obj.call_method(method, (), Some(&kwargs)) {
-            Ok(c) => c,
+        let exported = match obj.call_method(method, (), Some(&kwargs)) {
             // A producer from before DLPack 1.0 does not know max_version: a legacy capsule.
             Err(e) if e.is_instance_of::<PyTypeError>(py) => {
                 kwargs.del_item(intern!(py, "max_version"))?;
-                obj.call_method(method, (), Some(&kwargs))?
+                obj.call_method(method, (), Some(&kwargs))
             }
-            Err(e) => return Err(e),
+            r => r,
+        };
+        let capsule = match exported {
+            Ok(c) => c,
+            // A producer that will not export this array through DLPack (a BufferError, say, for
+            // a layout it cannot describe) may still describe it by its CUDA array interface.
+            Err(e) => match obj.getattr(intern!(py, "__cuda_array_interface__")) {
+                Ok(cai) if ty == KDL_CUDA => return cuda_array_interface(obj, &cai, what, call),
+                _ => return Err(e),
+            },
         };
         let imported = from_dlpack(capsule.as_borrowed(), None, None)?;
         // SAFETY: a consumed capsule's descriptor, valid until its deleter runs (when `imported`
