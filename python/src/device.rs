@@ -16,7 +16,15 @@ pub fn context(ordinal: usize) -> PyResult<Arc<CudaContext>> {
     if let Some(Some(c)) = all.get(ordinal) {
         return Ok(c.clone());
     }
-    let ctx = cute_copy::context(ordinal).py_err()?;
+    let ctx = if cute_copy::device_count() > ordinal {
+        // The driver is loaded and initialised: creating the context makes it current, and the
+        // caller's context must be current again afterwards.
+        let _restore = RestoreContext::save();
+        cute_copy::context(ordinal).py_err()?
+    } else {
+        // No driver or no such device: the crate's error says which.
+        cute_copy::context(ordinal).py_err()?
+    };
     // SAFETY: every buffer the bindings touch belongs to a framework that orders its own streams
     // (or to an IndexStatus, used on the caller's streams); cudarc's per-buffer events would
     // only add waits, which a CUDA graph capture refuses.
@@ -63,4 +71,35 @@ pub fn pointer_device(ptr: u64) -> PyResult<usize> {
 pub fn wait_stream(ordinal: usize, ours: u64, theirs: u64) -> PyResult<()> {
     let (a, b) = (stream(ordinal, ours)?, stream(ordinal, theirs)?);
     a.join(&b).py_err()
+}
+
+/// The thread's current CUDA context when it was made, made current again on drop: the crate
+/// binds the arrays' device's primary context to launch, and a framework that reads the current
+/// device from the current context (torch, CuPy) must find its own again afterwards.
+pub struct RestoreContext(sys::CUcontext);
+
+impl RestoreContext {
+    /// Call once the driver is loaded and initialised ([`context`] succeeded, or
+    /// `cute_copy::device_count()` found a device).
+    pub fn save() -> Self {
+        let mut c: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: the driver is loaded and initialised (a context exists); `c` is written.
+        let rc = unsafe { sys::cuCtxGetCurrent(&mut c) };
+        if rc != sys::CUresult::CUDA_SUCCESS {
+            c = std::ptr::null_mut();
+        }
+        RestoreContext(c)
+    }
+}
+
+impl Drop for RestoreContext {
+    fn drop(&mut self) {
+        let mut now: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: as in save; setting back a context that was current a moment ago.
+        unsafe {
+            if sys::cuCtxGetCurrent(&mut now) == sys::CUresult::CUDA_SUCCESS && now != self.0 {
+                sys::cuCtxSetCurrent(self.0);
+            }
+        }
+    }
 }

@@ -197,6 +197,7 @@ fn launch_pair(p: &Pair, stream: u64) -> PyResult<()> {
         return Ok(());
     }
     let s = device::stream(p.ordinal, stream)?;
+    let _restore = device::RestoreContext::save();
     // SAFETY: both arrays are held by the caller for the call and ordered on `s` by their
     // frameworks (the same stream, or the DLPack handshake made `s` wait).
     let src = unsafe { raw(&p.src, p.dtype, &s)? };
@@ -318,6 +319,7 @@ pub fn pad_into(
         return Ok(());
     }
     let st = device::stream(d.ordinal(), call.stream.unwrap_or(0))?;
+    let _restore = device::RestoreContext::save();
     // SAFETY: as in launch_pair.
     let src = unsafe { raw(&sm, s.dtype, &st)? };
     let mut dst = unsafe { raw(&dm, d.dtype, &st)? };
@@ -433,6 +435,7 @@ pub struct PyIndexStatus {
 impl PyIndexStatus {
     fn create(ordinal: usize) -> PyResult<Self> {
         let ctx = device::context(ordinal)?;
+        let _restore = device::RestoreContext::save();
         let s = ctx.default_stream();
         let inner = cute_copy::IndexStatus::new(&s).py_err()?;
         // Cleared before any stream of the caller reads it (once per status, never per copy).
@@ -460,6 +463,7 @@ impl PyIndexStatus {
     fn check(&self, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let h = parse_stream(stream)?.unwrap_or(self.last_stream.load(Ordering::Relaxed));
         let s = device::stream(self.ordinal, h)?;
+        let _restore = device::RestoreContext::save();
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.check(&s).py_err()
     }
@@ -589,6 +593,7 @@ fn indexed(
         return Ok(());
     }
     let st = device::stream(d.ordinal(), call.stream.unwrap_or(0))?;
+    let _restore = device::RestoreContext::save();
     let status = match status {
         Some(s) => s.clone().unbind(),
         None => index_status(py, d.ordinal())?,

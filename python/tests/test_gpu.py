@@ -167,7 +167,8 @@ def test_streams_follow_torch_current_stream_and_stream_argument(torch):
     same_bits(out2, x.t())
 
 
-def test_cuda_graph_capture_and_replay(torch):
+@pytest.mark.parametrize("mode", ["global", "thread_local"])
+def test_cuda_graph_capture_and_replay(torch, mode):
     x = rand(torch, (512, 384), "float16")
     out = torch.empty(384, 512, dtype=torch.float16, device="cuda")
     s = torch.cuda.Stream()
@@ -176,7 +177,7 @@ def test_cuda_graph_capture_and_replay(torch):
         cc.copy_(out, x.t())
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+    with torch.cuda.graph(g, capture_error_mode=mode):
         cc.copy_(out, x.t())
     for _ in range(3):
         x.copy_(rand(torch, (512, 384), "float16"))
