@@ -415,7 +415,7 @@ fn cuda_array_interface<'py>(
     let ordinal = if ptr == 0 {
         0
     } else {
-        crate::device::pointer_device(ptr).map_err(|_| {
+        crate::device::pointer_device(ptr)?.ok_or_else(|| {
             PyTypeError::new_err(format!(
                 "cute_copy copies CUDA device memory; the {what}'s __cuda_array_interface__ pointer {ptr:#x} is not device memory"
             ))

@@ -45,8 +45,9 @@ pub fn stream(ordinal: usize, handle: u64) -> PyResult<Arc<CudaStream>> {
     Ok(unsafe { ctx.wrap_borrowed_stream(handle as sys::CUstream) })
 }
 
-/// The device ordinal that owns device pointer `ptr`, or an error for host memory.
-pub fn pointer_device(ptr: u64) -> PyResult<usize> {
+/// The device ordinal that owns device pointer `ptr`; `None` for memory no device owns (host
+/// memory). No driver or no device is the crate's error.
+pub fn pointer_device(ptr: u64) -> PyResult<Option<usize>> {
     // Loads the driver (or says there is none) before calling it.
     context(0)?;
     let mut ordinal: i32 = -1;
@@ -59,12 +60,7 @@ pub fn pointer_device(ptr: u64) -> PyResult<usize> {
             ptr as sys::CUdeviceptr,
         )
     };
-    if rc != sys::CUresult::CUDA_SUCCESS || ordinal < 0 {
-        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "{ptr:#x} is not device memory"
-        )));
-    }
-    Ok(ordinal as usize)
+    Ok((rc == sys::CUresult::CUDA_SUCCESS && ordinal >= 0).then_some(ordinal as usize))
 }
 
 /// Make stream `ours` wait for the work already queued on `theirs` (an event, no host wait).

@@ -243,3 +243,29 @@ def test_the_package_imports_without_torch():
     if "torch" in sys.modules:
         pytest.skip("torch is imported in this process")
     assert cc._torch is None
+
+
+def test_cuda_array_interface_of_host_memory_is_refused_not_crashed():
+    # No device owns a host pointer: TypeError on a GPU machine, RuntimeError (no CUDA driver)
+    # on one without; never a crash.
+    a = np.zeros((4, 4), np.float32)
+
+    class HostCAI:
+        __cuda_array_interface__ = {
+            "shape": (4, 4),
+            "typestr": "<f4",
+            "data": (a.ctypes.data, False),
+            "version": 3,
+            "strides": None,
+        }
+
+    with pytest.raises((TypeError, RuntimeError)):
+        cc.copy_(HostCAI(), HostCAI())
+
+
+def test_cuda_array_interface_typestrs_are_checked():
+    class BigEndian:
+        __cuda_array_interface__ = {"shape": (4,), "typestr": ">f4", "data": (0, False), "version": 3}
+
+    with pytest.raises(ValueError, match="big-endian"):
+        cc.describe(BigEndian())
