@@ -20,7 +20,11 @@ py=${PYTHON:-python3}
 target=$(mktemp -d)
 trap 'rm -rf "$target"' EXIT
 
-"$py" -m pip install --quiet --no-deps --no-index --target "$target/site" "$wheel" || exit 1
+if ! "$py" -m pip install --quiet --no-deps --no-index --target "$target/site" "$wheel"; then
+  # No pip: a wheel of one pure-layout package installs by unpacking it.
+  echo "pip failed; unpacking the wheel instead" >&2
+  "$py" -m zipfile -e "$wheel" "$target/site" || exit 1
+fi
 export PYTHONPATH="$target/site${PYTHONPATH:+:$PYTHONPATH}"
 export CUTE_COPY_REQUIRE_GPU=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
 # Run from the target, so that nothing but the installed wheel can be imported as cute_copy.
