@@ -104,7 +104,12 @@ def register_torch_ops():
 
 
 if "torch" in sys.modules:
-    register_torch_ops()
+    try:
+        register_torch_ops()
+    except Exception as e:  # the direct calls work without the torch ops: import must not fail
+        import warnings
+
+        warnings.warn(f"cute_copy: torch.ops.cute_copy could not be registered: {e!r}", stacklevel=2)
 
 
 # ---- allocation by the input's framework --------------------------------------------------
