@@ -98,8 +98,8 @@ def register_torch_ops():
 
     from . import _torch_ops
 
+    _torch = torch  # tried once: a failure is not retried on every call
     _torch_ops.register(torch, _ext)
-    _torch = torch
     _compiling = torch.compiler.is_compiling
 
 
