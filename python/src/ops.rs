@@ -349,17 +349,18 @@ fn rows_of(a: &Array, what: &str) -> PyResult<(u64, usize, usize, usize)> {
         }
         cols *= a.shape[m];
     }
-    let ld = if rows <= 1 {
-        cols
-    } else {
-        a.strides[0].max(-1) as usize
-    };
     if rows > 1 && (a.strides[0] < 0 || (a.strides[0] as usize) < cols) {
         return Err(PyValueError::new_err(format!(
             "the {what}'s rows overlap or run backwards: row stride {} for rows of {cols} elements",
             a.strides[0]
         )));
     }
+    // One row (or none): its stride never multiplies anything.
+    let ld = if rows <= 1 {
+        cols
+    } else {
+        a.strides[0] as usize
+    };
     Ok((a.addr, rows, cols, ld.max(cols)))
 }
 
