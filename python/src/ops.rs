@@ -1,0 +1,798 @@
+//! The copies: arrays in, the crate's public calls, nothing planned here.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cute_copy::cudarc::driver::{CudaSlice, CudaStream};
+use cute_copy::{DType, Layout, RawTensor, TensorPlan, TensorRoute, TensorView, TensorViewMut};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::array::{device_name, import, parse_stream, shape_str, Array, Call, KDL_CUDA};
+use crate::device;
+use crate::errors::IntoPy;
+
+/// One side of a copy after the checks: coordinate 0's address and a non-negative layout.
+struct Side {
+    addr: u64,
+    shape: Vec<usize>,
+    stride: Vec<usize>,
+}
+
+/// A checked pair: equal dtypes, shapes and devices; negative strides resolved.
+struct Pair {
+    dtype: DType,
+    ordinal: usize,
+    src: Side,
+    dst: Side,
+    empty: bool,
+}
+
+fn check_same_device(a: &Array, what_a: &str, b: &Array, what_b: &str) -> PyResult<()> {
+    if a.device != b.device {
+        return Err(PyValueError::new_err(format!(
+            "the {what_a} is on {} and the {what_b} on {}: one call copies within one device",
+            device_name(a.device),
+            device_name(b.device)
+        )));
+    }
+    Ok(())
+}
+
+fn check_same_dtype(src: &Array, what_s: &str, dst: &Array, what_d: &str) -> PyResult<()> {
+    if (src.code, src.bits) != (dst.code, dst.bits) {
+        return Err(PyValueError::new_err(format!(
+            "dtype mismatch: {what_s} {}, {what_d} {} (cute_copy moves bits unchanged; convert first)",
+            src.dtype_name(),
+            dst.dtype_name()
+        )));
+    }
+    Ok(())
+}
+
+fn check_writable(dst: &Array, what: &str) -> PyResult<()> {
+    if dst.read_only {
+        return Err(PyValueError::new_err(format!(
+            "the {what} is read-only (its DLPack export says so): cute_copy does not write it"
+        )));
+    }
+    Ok(())
+}
+
+/// Check `src` (seen through `src_shape`/`src_strides`, a permuted reading of it) against `dst`
+/// and resolve the layouts the crate takes.
+fn pair(dst: &Array, src: &Array, src_shape: &[usize], src_strides: &[i64]) -> PyResult<Pair> {
+    check_same_device(src, "source", dst, "destination")?;
+    check_same_dtype(src, "source", dst, "destination")?;
+    check_writable(dst, "destination")?;
+    if src_shape != dst.shape.as_slice() {
+        return Err(PyValueError::new_err(format!(
+            "shape mismatch: source {}, destination {} (a copy needs equal shapes)",
+            shape_str(src_shape),
+            shape_str(&dst.shape)
+        )));
+    }
+    let e = src.dtype.size_bytes() as i64;
+    let empty = src_shape.contains(&0);
+    let (mut sa, mut da) = (src.addr as i64, dst.addr as i64);
+    let (mut shape, mut ss, mut ds) = (Vec::new(), Vec::new(), Vec::new());
+    for (m, &n) in src_shape.iter().enumerate() {
+        let (s, d) = (src_strides[m], dst.strides[m]);
+        if n == 1 {
+            // A mode of one coordinate: its stride never multiplies anything.
+            shape.push(1);
+            ss.push(0);
+            ds.push(0);
+            continue;
+        }
+        let (s, d) = match (s < 0, d < 0) {
+            (false, false) => (s, d),
+            // Flipped on both sides: the same copy read from the other end of the mode.
+            (true, true) if !empty => {
+                sa += (n as i64 - 1) * s * e;
+                da += (n as i64 - 1) * d * e;
+                (-s, -d)
+            }
+            (true, true) => (-s, -d),
+            (s_neg, _) => {
+                let (what, stride) = if s_neg {
+                    ("source", s)
+                } else {
+                    ("destination", d)
+                };
+                return Err(PyValueError::new_err(format!(
+                    "negative strides: the {what}'s mode {m} has stride {stride} (a flipped view such as x[::-1]); cute_copy copies layouts of non-negative strides (or flipped alike on both sides): make it contiguous first"
+                )));
+            }
+        };
+        shape.push(n);
+        ss.push(s as usize);
+        ds.push(d as usize);
+    }
+    let (shape, ss, ds) = fit_rank(shape, ss, ds)?;
+    Ok(Pair {
+        dtype: src.dtype,
+        ordinal: dst.ordinal(),
+        src: Side {
+            addr: sa as u64,
+            shape: shape.clone(),
+            stride: ss,
+        },
+        dst: Side {
+            addr: da as u64,
+            shape,
+            stride: ds,
+        },
+        empty,
+    })
+}
+
+/// Layouts of rank 1 to 6: a scalar is `(1):(0)`; above rank 6, size-1 modes go and adjacent
+/// modes that merge on both sides merge.
+#[allow(clippy::type_complexity)]
+fn fit_rank(
+    shape: Vec<usize>,
+    ss: Vec<usize>,
+    ds: Vec<usize>,
+) -> PyResult<(Vec<usize>, Vec<usize>, Vec<usize>)> {
+    if shape.is_empty() {
+        return Ok((vec![1], vec![0], vec![0]));
+    }
+    if shape.len() <= cute_copy::MAX_RANK {
+        return Ok((shape, ss, ds));
+    }
+    let (mut sh, mut s, mut d) = (Vec::new(), Vec::new(), Vec::new());
+    for m in 0..shape.len() {
+        if shape[m] == 1 {
+            continue;
+        }
+        if !sh.is_empty() {
+            let k = sh.len() - 1;
+            if s[k] == shape[m] * ss[m] && d[k] == shape[m] * ds[m] {
+                sh[k] *= shape[m];
+                s[k] = ss[m];
+                d[k] = ds[m];
+                continue;
+            }
+        }
+        sh.push(shape[m]);
+        s.push(ss[m]);
+        d.push(ds[m]);
+    }
+    if sh.is_empty() {
+        return Ok((vec![1], vec![0], vec![0]));
+    }
+    if sh.len() > cute_copy::MAX_RANK {
+        return Err(PyValueError::new_err(format!(
+            "a copy of rank {} that does not merge into {} modes: {} (source strides {:?}, destination strides {:?})",
+            shape.len(),
+            cute_copy::MAX_RANK,
+            shape_str(&shape),
+            ss,
+            ds
+        )));
+    }
+    Ok((sh, s, d))
+}
+
+fn layout(side: &Side) -> PyResult<Layout> {
+    Layout::new(&side.shape, &side.stride).py_err()
+}
+
+/// A borrowed raw tensor over one side (`len` = the layout's cosize).
+///
+/// # Safety
+/// The side's memory must stay alive and unwritten by others for the launch (the Array holds its
+/// owner; the framework's stream order does the rest).
+unsafe fn raw<'a>(side: &Side, dtype: DType, s: &'a Arc<CudaStream>) -> PyResult<RawTensor<'a>> {
+    let l = layout(side)?;
+    let len = l.cosize().py_err()?;
+    // SAFETY: forwarded to the caller.
+    unsafe { RawTensor::with_layout(side.addr, len, dtype, 0, l, s) }.py_err()
+}
+
+fn launch_pair(p: &Pair, stream: u64) -> PyResult<()> {
+    if p.empty {
+        return Ok(());
+    }
+    let s = device::stream(p.ordinal, stream)?;
+    let _restore = device::RestoreContext::save();
+    // SAFETY: both arrays are held by the caller for the call and ordered on `s` by their
+    // frameworks (the same stream, or the DLPack handshake made `s` wait).
+    let src = unsafe { raw(&p.src, p.dtype, &s)? };
+    let mut dst = unsafe { raw(&p.dst, p.dtype, &s)? };
+    cute_copy::copy_tensor_raw(&src, &mut dst, &s).py_err()?;
+    Ok(())
+}
+
+fn launch_call(stream: Option<&Bound<'_, PyAny>>) -> PyResult<Call> {
+    Ok(Call {
+        stream: parse_stream(stream)?,
+        launch: true,
+    })
+}
+
+/// `dst[...] = src`: any layouts of one shape and dtype, on the caller's stream.
+#[pyfunction]
+#[pyo3(signature = (dst, src, stream=None))]
+pub fn copy_(
+    dst: &Bound<'_, PyAny>,
+    src: &Bound<'_, PyAny>,
+    stream: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let mut call = launch_call(stream)?;
+    let d = import(dst, "destination", &mut call)?;
+    let s = import(src, "source", &mut call)?;
+    let p = pair(&d, &s, &s.shape, &s.strides)?;
+    launch_pair(&p, call.stream.unwrap_or(0))
+}
+
+fn permuted(x: &Array, dims: &[i64]) -> PyResult<(Vec<usize>, Vec<i64>)> {
+    let r = x.shape.len() as i64;
+    let mut seen = vec![false; x.shape.len()];
+    let mut shape = Vec::with_capacity(dims.len());
+    let mut strides = Vec::with_capacity(dims.len());
+    let bad = || {
+        PyValueError::new_err(format!(
+            "dims {dims:?} is not a permutation of the {r} modes of an array of shape {}",
+            shape_str(&x.shape)
+        ))
+    };
+    if dims.len() != x.shape.len() {
+        return Err(bad());
+    }
+    for &d in dims {
+        let m = if d < 0 { d + r } else { d };
+        if m < 0 || m >= r || seen[m as usize] {
+            return Err(bad());
+        }
+        seen[m as usize] = true;
+        shape.push(x.shape[m as usize]);
+        strides.push(x.strides[m as usize]);
+    }
+    Ok((shape, strides))
+}
+
+/// `out[...] = x.permute(dims)`: `out` is the caller's new array.
+#[pyfunction]
+#[pyo3(signature = (out, x, dims, stream=None))]
+pub fn permute_into(
+    out: &Bound<'_, PyAny>,
+    x: &Bound<'_, PyAny>,
+    dims: Vec<i64>,
+    stream: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let mut call = launch_call(stream)?;
+    let d = import(out, "destination", &mut call)?;
+    let s = import(x, "source", &mut call)?;
+    let (shape, strides) = permuted(&s, &dims)?;
+    let p = pair(&d, &s, &shape, &strides)?;
+    launch_pair(&p, call.stream.unwrap_or(0))
+}
+
+/// The matrix reading `(rows, cols, ld)` of a 2D array (rank 1: one row).
+fn matrix2(a: &Array, what: &str) -> PyResult<Side> {
+    let (rows, cols, rs, cs) = match a.shape.as_slice() {
+        [n] => (1, *n, *n as i64, a.strides[0]),
+        [r, c] => (*r, *c, a.strides[0], a.strides[1]),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "pad takes 1D or 2D arrays; the {what} has shape {}",
+                shape_str(&a.shape)
+            )))
+        }
+    };
+    let cs = if cols <= 1 { 1 } else { cs };
+    let rs = if rows <= 1 { cols.max(1) as i64 } else { rs };
+    if cs != 1 || rs < cols as i64 {
+        return Err(PyValueError::new_err(format!(
+            "pad needs row-major rows (column stride 1, row stride >= columns); the {what} has shape {} and strides {:?}: make it contiguous first",
+            shape_str(&a.shape),
+            a.strides
+        )));
+    }
+    Ok(Side {
+        addr: a.addr,
+        shape: vec![rows, cols],
+        stride: vec![rs as usize, 1],
+    })
+}
+
+/// `out = zero-padded x`: `x` (rows, cols) into the top-left corner of `out` (R >= rows, C >= cols),
+/// the rest zeros, in one launch.
+#[pyfunction]
+#[pyo3(signature = (out, x, stream=None))]
+pub fn pad_into(
+    out: &Bound<'_, PyAny>,
+    x: &Bound<'_, PyAny>,
+    stream: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let mut call = launch_call(stream)?;
+    let d = import(out, "destination", &mut call)?;
+    let s = import(x, "source", &mut call)?;
+    check_same_device(&s, "source", &d, "destination")?;
+    check_same_dtype(&s, "source", &d, "destination")?;
+    check_writable(&d, "destination")?;
+    let (sm, dm) = (matrix2(&s, "source")?, matrix2(&d, "destination")?);
+    if d.numel() == 0 {
+        return Ok(());
+    }
+    let st = device::stream(d.ordinal(), call.stream.unwrap_or(0))?;
+    let _restore = device::RestoreContext::save();
+    // SAFETY: as in launch_pair.
+    let src = unsafe { raw(&sm, s.dtype, &st)? };
+    let mut dst = unsafe { raw(&dm, d.dtype, &st)? };
+    cute_copy::pad_raw(&src, &mut dst, None, &st).py_err()?;
+    Ok(())
+}
+
+// ---- index-driven copies -------------------------------------------------------------------
+
+/// The matrix reading of an array of rows: `[n, ...]` with each row (the trailing modes)
+/// contiguous is `(n, prod(...))` with leading dimension `stride[0]`.
+fn rows_of(a: &Array, what: &str) -> PyResult<(u64, usize, usize, usize)> {
+    if a.shape.is_empty() {
+        return Err(PyValueError::new_err(format!(
+            "the {what} must have a row mode: it is a scalar"
+        )));
+    }
+    let rows = a.shape[0];
+    let mut cols = 1usize;
+    for m in (1..a.shape.len()).rev() {
+        if a.shape[m] != 1 && a.strides[m] != cols as i64 {
+            return Err(PyValueError::new_err(format!(
+                "each row of the {what} must be contiguous: shape {}, strides {:?}",
+                shape_str(&a.shape),
+                a.strides
+            )));
+        }
+        cols *= a.shape[m];
+    }
+    if rows > 1 && (a.strides[0] < 0 || (a.strides[0] as usize) < cols) {
+        return Err(PyValueError::new_err(format!(
+            "the {what}'s rows overlap or run backwards: row stride {} for rows of {cols} elements",
+            a.strides[0]
+        )));
+    }
+    // One row (or none): its stride never multiplies anything.
+    let ld = if rows <= 1 {
+        cols
+    } else {
+        a.strides[0] as usize
+    };
+    Ok((a.addr, rows, cols, ld.max(cols)))
+}
+
+/// An index array: int32 or int64, contiguous; `pairs` reads `[n, 2]` (or a flat even length).
+fn indices_of(a: &Array, what: &str, pairs: bool) -> PyResult<(u64, usize)> {
+    match (a.code, a.bits) {
+        (0, 32) | (0, 64) => {}
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "the {what} must be int32 or int64, not {}",
+                a.dtype_name()
+            )))
+        }
+    };
+    let contiguous = a.numel() <= 1
+        || crate::array::row_major(&a.shape)
+            .iter()
+            .zip(&a.strides)
+            .zip(&a.shape)
+            .all(|((r, s), n)| *n == 1 || r == s);
+    let shape_ok = match (pairs, a.shape.as_slice()) {
+        (false, [_]) => true,
+        (true, [_, 2]) => true,
+        (true, [n]) => n % 2 == 0,
+        _ => false,
+    };
+    if !shape_ok || !contiguous {
+        return Err(PyValueError::new_err(format!(
+            "the {what} must be a contiguous {} of int32/int64; got shape {} strides {:?}",
+            if pairs {
+                "[n, 2] array (source block, destination block)"
+            } else {
+                "1D array"
+            },
+            shape_str(&a.shape),
+            a.strides
+        )));
+    }
+    Ok((a.addr, a.numel()))
+}
+
+/// A device slice over the caller's index memory, never freed by us.
+struct Borrowed<I>(Option<CudaSlice<I>>);
+
+impl<I> Borrowed<I> {
+    /// # Safety
+    /// `addr` must address `len` indices of live device memory on `s`'s device.
+    unsafe fn new(s: &Arc<CudaStream>, addr: u64, len: usize) -> Self {
+        // SAFETY: forwarded; `leak` in Drop hands the memory back without freeing it.
+        Borrowed(Some(unsafe { s.upgrade_device_ptr::<I>(addr, len) }))
+    }
+    fn get(&self) -> &CudaSlice<I> {
+        self.0.as_ref().expect("present until dropped")
+    }
+}
+
+impl<I> Drop for Borrowed<I> {
+    fn drop(&mut self) {
+        if let Some(s) = self.0.take() {
+            s.leak();
+        }
+    }
+}
+
+/// `cute_copy.IndexStatus`: a device counter of out-of-range indices.
+#[pyclass(name = "IndexStatus", module = "cute_copy._cute_copy")]
+pub struct PyIndexStatus {
+    ordinal: usize,
+    last_stream: AtomicU64,
+    inner: Mutex<cute_copy::IndexStatus>,
+}
+
+impl PyIndexStatus {
+    fn create(ordinal: usize) -> PyResult<Self> {
+        let ctx = device::context(ordinal)?;
+        let _restore = device::RestoreContext::save();
+        let s = ctx.default_stream();
+        let inner = cute_copy::IndexStatus::new(&s).py_err()?;
+        // Cleared before any stream of the caller reads it (once per status, never per copy).
+        s.synchronize().py_err()?;
+        Ok(PyIndexStatus {
+            ordinal,
+            last_stream: AtomicU64::new(0),
+            inner: Mutex::new(inner),
+        })
+    }
+}
+
+#[pymethods]
+impl PyIndexStatus {
+    /// A cleared status on CUDA device `device`.
+    #[new]
+    #[pyo3(signature = (device=0))]
+    fn new(device: usize) -> PyResult<Self> {
+        Self::create(device)
+    }
+
+    /// Wait for the stream of the last copy that used this status, then raise `IndexError` if any
+    /// index since the last check was out of range (negative ones are skips, not errors). Clears.
+    #[pyo3(signature = (stream=None))]
+    fn check(&self, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let h = parse_stream(stream)?.unwrap_or(self.last_stream.load(Ordering::Relaxed));
+        let s = device::stream(self.ordinal, h)?;
+        let _restore = device::RestoreContext::save();
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.check(&s).py_err()
+    }
+
+    /// The CUDA device ordinal.
+    #[getter]
+    fn device(&self) -> usize {
+        self.ordinal
+    }
+
+    fn __repr__(&self) -> String {
+        format!("IndexStatus(device={})", self.ordinal)
+    }
+}
+
+static DEFAULT_STATUS: Mutex<Vec<(usize, Py<PyIndexStatus>)>> = Mutex::new(Vec::new());
+
+/// The status a copy without `status=` counts into, one per device.
+#[pyfunction]
+#[pyo3(signature = (device=0))]
+pub fn index_status(py: Python<'_>, device: usize) -> PyResult<Py<PyIndexStatus>> {
+    let mut all = DEFAULT_STATUS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, s)) = all.iter().find(|(d, _)| *d == device) {
+        return Ok(s.clone_ref(py));
+    }
+    let s = Py::new(py, PyIndexStatus::create(device)?)?;
+    all.push((device, s.clone_ref(py)));
+    Ok(s)
+}
+
+macro_rules! by_width {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype.size_bytes() {
+            1 => {
+                type $T = u8;
+                $body
+            }
+            2 => {
+                type $T = u16;
+                $body
+            }
+            4 => {
+                type $T = u32;
+                $body
+            }
+            _ => {
+                type $T = u64;
+                $body
+            }
+        }
+    };
+}
+
+macro_rules! by_index {
+    ($bits:expr, $I:ident => $body:expr) => {
+        if $bits == 32 {
+            type $I = i32;
+            $body
+        } else {
+            type $I = i64;
+            $body
+        }
+    };
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Indexed {
+    Gather,
+    Scatter,
+    Blocks,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn indexed(
+    py: Python<'_>,
+    which: Indexed,
+    src: &Bound<'_, PyAny>,
+    idx: &Bound<'_, PyAny>,
+    out: &Bound<'_, PyAny>,
+    status: Option<&Bound<'_, PyIndexStatus>>,
+    stream: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let mut call = launch_call(stream)?;
+    let d = import(out, "destination", &mut call)?;
+    let s = import(src, "source", &mut call)?;
+    let what = if which == Indexed::Blocks {
+        "block table"
+    } else {
+        "indices"
+    };
+    let i = import(idx, what, &mut call)?;
+    check_same_device(&s, "source", &d, "destination")?;
+    check_same_device(&i, what, &d, "destination")?;
+    check_same_dtype(&s, "source", &d, "destination")?;
+    check_writable(&d, "destination")?;
+    let (sa, s_rows, s_cols, s_ld) = rows_of(&s, "source")?;
+    let (da, d_rows, d_cols, d_ld) = rows_of(&d, "destination")?;
+    if s.shape.get(1..) != d.shape.get(1..) {
+        return Err(PyValueError::new_err(format!(
+            "rows of the source {} and of the destination {} differ in shape",
+            shape_str(&s.shape),
+            shape_str(&d.shape)
+        )));
+    }
+    let (ia, n) = indices_of(&i, what, which == Indexed::Blocks)?;
+    let need = match which {
+        Indexed::Gather => d_rows,
+        Indexed::Scatter => s_rows,
+        Indexed::Blocks => 0,
+    };
+    if n < need {
+        return Err(PyValueError::new_err(format!(
+            "{n} indices for {need} rows of the {}",
+            if which == Indexed::Gather {
+                "destination"
+            } else {
+                "source"
+            }
+        )));
+    }
+    let count = if which == Indexed::Blocks {
+        n / 2
+    } else {
+        need
+    };
+    if count == 0 || s_cols == 0 {
+        return Ok(());
+    }
+    let st = device::stream(d.ordinal(), call.stream.unwrap_or(0))?;
+    let _restore = device::RestoreContext::save();
+    let status = match status {
+        Some(s) => s.clone().unbind(),
+        None => index_status(py, d.ordinal())?,
+    };
+    let status = status.bind(py).borrow();
+    if status.ordinal != d.ordinal() {
+        return Err(PyValueError::new_err(format!(
+            "the IndexStatus is on cuda:{}, the arrays on cuda:{}",
+            status.ordinal,
+            d.ordinal()
+        )));
+    }
+    status
+        .last_stream
+        .store(call.stream.unwrap_or(0), Ordering::Relaxed);
+    let mut guard = status.inner.lock().unwrap_or_else(|p| p.into_inner());
+    let span =
+        |rows: usize, cols: usize, ld: usize| if rows == 0 { 0 } else { (rows - 1) * ld + cols };
+    by_width!(s.dtype, T => {
+        // SAFETY: the arrays are held for the call and ordered on `st` (see launch_pair); the
+        // views span exactly the rows the arrays have.
+        let sv = unsafe { TensorView::<T>::from_raw(sa, span(s_rows, s_cols, s_ld), s_rows, s_cols, s_ld, &st) }.py_err()?;
+        let mut dv = unsafe { TensorViewMut::<T>::from_raw(da, span(d_rows, d_cols, d_ld), d_rows, d_cols, d_ld, &st) }.py_err()?;
+        by_index!(i.bits, I => {
+            // SAFETY: the index array is held for the call; `n` indices at `ia` on this device.
+            let ix = unsafe { Borrowed::<I>::new(&st, ia, n) };
+            match which {
+                Indexed::Gather => cute_copy::gather_rows(&sv, ix.get(), &mut dv, &mut guard, &st),
+                Indexed::Scatter => cute_copy::scatter_rows(&sv, ix.get(), &mut dv, &mut guard, &st),
+                Indexed::Blocks => cute_copy::copy_blocks(&sv, &mut dv, 1, ix.get(), &mut guard, &st),
+            }
+            .py_err()?;
+        })
+    });
+    Ok(())
+}
+
+/// `out[i] = src[idx[i]]` for every row `i` of `out`.
+#[pyfunction]
+#[pyo3(signature = (src, idx, out, status=None, stream=None))]
+pub fn gather_rows(
+    py: Python<'_>,
+    src: &Bound<'_, PyAny>,
+    idx: &Bound<'_, PyAny>,
+    out: &Bound<'_, PyAny>,
+    status: Option<&Bound<'_, PyIndexStatus>>,
+    stream: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    indexed(py, Indexed::Gather, src, idx, out, status, stream)
+}
+
+/// `out[idx[i]] = src[i]` for every row `i` of `src`.
+#[pyfunction]
+#[pyo3(signature = (src, idx, out, status=None, stream=None))]
+pub fn scatter_rows(
+    py: Python<'_>,
+    src: &Bound<'_, PyAny>,
+    idx: &Bound<'_, PyAny>,
+    out: &Bound<'_, PyAny>,
+    status: Option<&Bound<'_, PyIndexStatus>>,
+    stream: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    indexed(py, Indexed::Scatter, src, idx, out, status, stream)
+}
+
+/// `dst[pairs[k, 1]] = src[pairs[k, 0]]` for every pair `k`: blocks are the rows of `[n, ...]`.
+#[pyfunction]
+#[pyo3(signature = (src, dst, pairs, status=None, stream=None))]
+pub fn copy_blocks(
+    py: Python<'_>,
+    src: &Bound<'_, PyAny>,
+    dst: &Bound<'_, PyAny>,
+    pairs: &Bound<'_, PyAny>,
+    status: Option<&Bound<'_, PyIndexStatus>>,
+    stream: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    indexed(py, Indexed::Blocks, src, pairs, dst, status, stream)
+}
+
+// ---- plans ---------------------------------------------------------------------------------
+
+fn plan_of(dst: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>) -> PyResult<TensorPlan> {
+    let mut call = Call {
+        stream: None,
+        launch: false,
+    };
+    let d = import(dst, "destination", &mut call)?;
+    let s = import(src, "source", &mut call)?;
+    let p = pair(&d, &s, &s.shape, &s.strides)?;
+    plan_pair(&p)
+}
+
+fn plan_pair(p: &Pair) -> PyResult<TensorPlan> {
+    TensorPlan::new(
+        p.dtype,
+        layout(&p.src)?,
+        layout(&p.dst)?,
+        ((p.src.addr % 256) as usize, (p.dst.addr % 256) as usize),
+    )
+    .py_err()
+}
+
+/// The plan's text for copying `src` into `dst` (nothing is launched; any device).
+#[pyfunction]
+pub fn plan(dst: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(plan_of(dst, src)?.to_string())
+}
+
+fn plan_dict<'py>(py: Python<'py>, p: &TensorPlan) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("dtype", p.dtype.name())?;
+    d.set_item("src", p.src.to_string())?;
+    d.set_item("dst", p.dst.to_string())?;
+    d.set_item(
+        "coalesced",
+        (p.coalesced.0.to_string(), p.coalesced.1.to_string()),
+    )?;
+    d.set_item("offset_bytes", p.offset_bytes)?;
+    let route = match &p.route {
+        TensorRoute::Matrix(_) => "matrix",
+        TensorRoute::Rows { .. } => "rows",
+        TensorRoute::Transpose(_) => "transpose",
+        // A route the crate adds later (the enum is not non_exhaustive today).
+        #[allow(unreachable_patterns)]
+        _ => "other",
+    };
+    d.set_item("route", route)?;
+    d.set_item("atom", p.atom().to_string())?;
+    d.set_item("bytes", p.bytes_moved())?;
+    d.set_item("reasons", p.reasons())?;
+    d.set_item("text", p.to_string())?;
+    Ok(d)
+}
+
+/// The plan as a dict: dtype, layouts, coalesced layouts, route, atom, bytes, reasons, text.
+#[pyfunction]
+pub fn explain<'py>(
+    py: Python<'py>,
+    dst: &Bound<'py, PyAny>,
+    src: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    plan_dict(py, &plan_of(dst, src)?)
+}
+
+/// The plan of a copy described by layouts alone (no arrays, no GPU): `dtype` by name (`f16`,
+/// `bf16`, `u8`, ...), one shape, strides in elements (None: row-major), offsets in bytes.
+#[pyfunction]
+#[pyo3(signature = (dtype, shape, src_strides=None, dst_strides=None, src_offset_bytes=0, dst_offset_bytes=0))]
+pub fn explain_layout<'py>(
+    py: Python<'py>,
+    dtype: &str,
+    shape: Vec<usize>,
+    src_strides: Option<Vec<usize>>,
+    dst_strides: Option<Vec<usize>>,
+    src_offset_bytes: usize,
+    dst_offset_bytes: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dt = DType::from_name(dtype).ok_or_else(|| {
+        let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
+        PyValueError::new_err(format!(
+            "unknown dtype {dtype:?}: one of {}",
+            names.join(", ")
+        ))
+    })?;
+    let rm: Vec<usize> = crate::array::row_major(&shape)
+        .iter()
+        .map(|&s| s as usize)
+        .collect();
+    let s = Layout::new(&shape, src_strides.as_deref().unwrap_or(&rm)).py_err()?;
+    let d = Layout::new(&shape, dst_strides.as_deref().unwrap_or(&rm)).py_err()?;
+    let p = TensorPlan::new(dt, s, d, (src_offset_bytes, dst_offset_bytes)).py_err()?;
+    plan_dict(py, &p)
+}
+
+/// What cute_copy reads from an array (any device): for tests and for debugging a producer.
+#[pyfunction]
+pub fn describe<'py>(py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    let mut call = Call {
+        stream: None,
+        launch: false,
+    };
+    let a = import(x, "argument", &mut call)?;
+    let d = PyDict::new(py);
+    d.set_item("ptr", a.addr)?;
+    d.set_item("shape", a.shape.clone())?;
+    d.set_item("strides", a.strides.clone())?;
+    d.set_item("dtype", a.dtype_name())?;
+    d.set_item("kernel_dtype", a.dtype.name())?;
+    d.set_item("device", device_name(a.device))?;
+    d.set_item("device_type", a.device.0)?;
+    d.set_item("device_id", a.device.1)?;
+    d.set_item("read_only", a.read_only)?;
+    d.set_item("cuda", a.device.0 == KDL_CUDA)?;
+    Ok(d)
+}
+
+/// Python names the CUDA device count without touching a GPU-less machine's driver.
+#[pyfunction]
+pub fn device_count() -> usize {
+    cute_copy::device_count()
+}
