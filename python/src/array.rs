@@ -183,15 +183,37 @@ unsafe fn read(t: &DLTensor) -> PyResult<Desc> {
         unsafe { std::slice::from_raw_parts(t.strides, nd) }.to_vec()
     };
     let (code, bits) = (t.dtype.code.0, t.dtype.bits);
+    let dtype = dtype_of(code, bits, t.dtype.lanes)?;
+    let strides = strides
+        .into_iter()
+        .map(|s| undo_unsigned_division(s, dtype.size_bytes() as u64))
+        .collect();
     Ok(Desc {
         addr: (t.data as u64).wrapping_add(t.byte_offset),
         code,
         bits,
-        dtype: dtype_of(code, bits, t.dtype.lanes)?,
+        dtype,
         shape,
         strides,
         device: (t.device.device_type.0, t.device.device_id),
     })
+}
+
+/// A stride of 2^56 elements or more addresses no real allocation: it is a negative byte stride
+/// that its producer divided by the element size as an unsigned number (CuPy 14's DLPack export
+/// of `a[::-1]` gives `(2^64 - 24) / 4` for a stride of -6 int32 elements). Multiplying back (mod
+/// 2^64) recovers the byte stride exactly; anything else is left for the layout checks to refuse.
+fn undo_unsigned_division(stride: i64, elem_bytes: u64) -> i64 {
+    const IMPOSSIBLE: u64 = 1 << 56;
+    if stride.unsigned_abs() < IMPOSSIBLE || elem_bytes <= 1 {
+        return stride;
+    }
+    let bytes = (stride as u64).wrapping_mul(elem_bytes) as i64;
+    if bytes < 0 && bytes.unsigned_abs() < IMPOSSIBLE && bytes % elem_bytes as i64 == 0 {
+        bytes / elem_bytes as i64
+    } else {
+        stride
+    }
 }
 
 /// Row-major strides (elements) of `shape`.
