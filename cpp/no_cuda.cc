@@ -23,14 +23,11 @@ namespace {
 void launch_copy(CopyDesc const&) { no_kernels("launch_copy"); }
 void launch_rows(RowsDesc const&, BatchLaunch const&) { no_kernels("launch_rows"); }
 std::int64_t rows_segments(std::int64_t) { no_kernels("rows_segments"); }
-std::int32_t rows_lean_threads(RowsDesc const&, std::int64_t) { no_kernels("rows_lean_threads"); }
-std::int64_t rows_prefetch(RowsDesc const&, std::int64_t) { no_kernels("rows_prefetch"); }
-std::int64_t l2_bytes() { no_kernels("l2_bytes"); }
 void launch_tensor(TensorDesc const&) { no_kernels("launch_tensor"); }
 void launch_tutorial(CopyDesc const&) { no_kernels("launch_tutorial"); }
-void launch_baseline(CopyDesc const&, std::uint32_t) { no_kernels("launch_baseline"); }
+void launch_baseline(CopyDesc const&, BaselineKernel) { no_kernels("launch_baseline"); }
 void launch_baseline_gather(RowsDesc const&, std::uint64_t) { no_kernels("launch_baseline_gather"); }
-void launch_baseline_pieces(std::uint32_t, rust::Slice<std::uint64_t const>, rust::Slice<std::uint64_t const>,
+void launch_baseline_pieces(PiecesBaseline, rust::Slice<std::uint64_t const>, rust::Slice<std::uint64_t const>,
                             rust::Slice<std::uint64_t const>, std::uint64_t) {
   no_kernels("launch_baseline_pieces");
 }

@@ -22,8 +22,10 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr,
 
 use crate::device::check_context;
 use crate::error::{Error, Result};
-use crate::ffi::{self, BatchLaunch, RowsDesc};
+use crate::ffi::{self, RowsDesc};
+use crate::launch::{self, Span};
 use crate::plan::{coalesce, Operand, Operation};
+use crate::realign::{self, TABLE_TASKS};
 use crate::view::{span, MatrixView, MatrixViewMut};
 use crate::{Atom, DType, Element};
 
@@ -75,6 +77,16 @@ struct Extent {
 }
 
 impl Extent {
+    /// The same rows as one side of a realign descriptor.
+    fn rows(&self) -> realign::Rows {
+        realign::Rows {
+            addr: self.addr,
+            pitch: self.pitch as i64,
+            row_bytes: self.row_bytes as i64,
+            rows: self.rows as i64,
+        }
+    }
+
     fn end(&self) -> u64 {
         if self.rows == 0 || self.row_bytes == 0 {
             self.addr
@@ -143,26 +155,8 @@ fn check_disjoint(dsts: &[Extent], srcs: &[Extent]) -> Result<()> {
 }
 
 /// Row descriptor of one plain copy or pad between two extents.
-fn copy_desc(s: Extent, d: Extent) -> Result<RowsDesc> {
-    Ok(RowsDesc {
-        src: s.addr,
-        dst: d.addr,
-        src_pitch: s.pitch as i64,
-        dst_pitch: d.pitch as i64,
-        src_row_bytes: s.row_bytes as i64,
-        dst_row_bytes: d.row_bytes as i64,
-        src_rows: s.rows as i64,
-        dst_rows: d.rows as i64,
-        items: 1,
-        index_bytes: 4,
-        index_stride: 1,
-        segs: ffi::rows_segments(d.row_bytes as i64)?,
-        ..RowsDesc::default()
-    })
-}
-
-fn tasks_of(d: &RowsDesc) -> i64 {
-    ffi::realign_tasks(d.items * d.dst_rows, d.segs)
+fn copy_desc(s: Extent, d: Extent) -> RowsDesc {
+    realign::rows_desc(s.rows(), d.rows())
 }
 
 /// A device buffer that counts indices found out of range by index-driven copies.
@@ -266,7 +260,7 @@ impl BatchPlan {
         };
         for d in descs {
             p.items += d.items as usize;
-            p.tasks += tasks_of(d);
+            p.tasks += realign::tasks_of(d);
             if d.dst_rows == 0 || d.dst_row_bytes == 0 || d.items == 0 {
                 p.empty += 1;
             }
@@ -286,7 +280,7 @@ impl BatchPlan {
 
     /// Blocks launched: one per 2 warp tasks (the realign kernel's blocks of 2 warps).
     pub fn blocks(&self) -> usize {
-        (self.tasks as usize).div_ceil(crate::plan::REALIGN_WARPS)
+        realign::blocks(self.tasks as usize)
     }
 }
 
@@ -308,7 +302,7 @@ impl fmt::Display for BatchPlan {
             if self.kind == "batch" { "live in device memory, uploaded once" } else { "travel in the launch's parameters" },
             self.tasks,
             self.blocks(),
-            crate::plan::REALIGN_WARPS
+            realign::WARPS
         )?;
         writeln!(
             f,
@@ -370,7 +364,7 @@ impl fmt::Display for BatchPlan {
 /// ```
 #[derive(Debug)]
 pub struct Batch<T: Element> {
-    pairs: Vec<(Region, Region)>,
+    pub(crate) pairs: Vec<(Region, Region)>,
     /// Elements each side needs from its view's element (0, 0).
     needed: (usize, usize),
     /// Device descriptors (offsets from the views' element (0, 0)) and their task count.
@@ -473,12 +467,12 @@ impl<T: Element> Batch<T> {
                     Operation::Pad
                 };
                 let (so, dop) = coalesce(op, operand(s), operand(d));
-                let mut desc = copy_desc(extent(s, so), extent(d, dop))?;
+                let mut desc = copy_desc(extent(s, so), extent(d, dop));
                 if d.rows == 0 || d.cols == 0 {
                     desc.dst_rows = 0;
                 }
                 desc.task_begin = begin;
-                begin += tasks_of(&desc);
+                begin += realign::tasks_of(&desc);
                 Ok(desc)
             })
             .collect()
@@ -508,14 +502,14 @@ impl<T: Element> Batch<T> {
             })
             .collect();
         check_disjoint(&dsts, &[])?;
-        let tasks = descs.iter().map(tasks_of).sum::<i64>();
+        let tasks = descs.iter().map(realign::tasks_of).sum::<i64>();
         let dev = stream.clone_htod(&device_image(&descs, tasks))?;
         self.uploaded = Some((dev, tasks));
         Ok(())
     }
 
     /// The views hold every region of the batch, and live in the stream's context.
-    fn check_views(
+    pub(crate) fn check_views(
         &self,
         src: &MatrixView<'_, T>,
         dst: &MatrixViewMut<'_, T>,
@@ -553,32 +547,23 @@ impl<T: Element> Batch<T> {
         // Hold every buffer's guard until the launch is enqueued.
         let src_pin = src.pin(stream);
         let dst_pin = dst.pin(stream);
-        let (s_len, d_len) = (self.needed.0 as u64 * e, self.needed.1 as u64 * e);
-        if src_pin.addr < dst_pin.addr + d_len && dst_pin.addr < src_pin.addr + s_len {
-            return Err(Error::Overlap);
-        }
-        let (descs_addr, _g) = descs.device_ptr(stream);
-        stream.context().bind_to_thread()?;
-        ffi::launch_rows(
-            &RowsDesc::default(),
-            &BatchLaunch {
-                atom: Atom::Realign128 as u32,
-                elem_bytes: e as u32,
-                descs: descs_addr,
-                count: self.pairs.len() as u64,
-                tasks: *tasks,
-                status: 0,
-                src_base: src_pin.addr,
-                dst_base: dst_pin.addr,
-                stream: stream.cu_stream() as u64,
+        launch::disjoint(
+            Span {
+                addr: src_pin.addr,
+                bytes: self.needed.0 as u64 * e,
+            },
+            Span {
+                addr: dst_pin.addr,
+                bytes: self.needed.1 as u64 * e,
             },
         )?;
+        let (descs_addr, _g) = descs.device_ptr(stream);
+        let bases = (src_pin.addr, dst_pin.addr);
+        let count = self.pairs.len();
+        launch::batch(descs_addr, count, *tasks, T::DTYPE, bases, stream)?;
         Ok(*tasks)
     }
 }
-
-/// Warp tasks per entry of a batch's block table (`kTableTasks` in cpp/kernels/realign.cu).
-const TABLE_TASKS: i64 = 8;
 
 /// What a batch puts in device memory: the descriptors (sorted by `task_begin`), then a block
 /// table: for each group of [`TABLE_TASKS`] tasks, the u32 index of the last descriptor whose
@@ -608,30 +593,14 @@ fn launch_indexed(
     status: &mut IndexStatus,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
-    let tasks = tasks_of(&desc);
-    if tasks == 0 {
+    if realign::tasks_of(&desc) == 0 {
         return Ok(());
     }
     let (status_addr, _g) = status.addr(stream);
-    stream.context().bind_to_thread()?;
-    // A one-descriptor batch: the descriptor goes by value when `count` is 0 (no device array).
-    ffi::launch_rows(
-        &desc,
-        &BatchLaunch {
-            atom: Atom::Realign128 as u32,
-            elem_bytes: dtype.size_bytes() as u32,
-            descs: 0,
-            count: 1,
-            tasks,
-            status: status_addr,
-            src_base: 0,
-            dst_base: 0,
-            stream: stream.cu_stream() as u64,
-        },
-    )
+    launch::rows(&desc, dtype, status_addr, stream)
 }
 
-fn index_addr<'s, I: Index>(
+pub(crate) fn index_addr<'s, I: Index>(
     idx: &'s CudaSlice<I>,
     stream: &'s Arc<CudaStream>,
 ) -> Result<(u64, cudarc::driver::SyncOnDrop<'s>)> {
@@ -639,7 +608,10 @@ fn index_addr<'s, I: Index>(
     Ok(idx.device_ptr(stream))
 }
 
-fn check_cols<T: Element>(src: &MatrixView<'_, T>, dst: &MatrixViewMut<'_, T>) -> Result<()> {
+pub(crate) fn check_cols<T: Element>(
+    src: &MatrixView<'_, T>,
+    dst: &MatrixViewMut<'_, T>,
+) -> Result<()> {
     if src.cols() != dst.cols() {
         return Err(Error::ShapeMismatch {
             src: (src.rows(), src.cols()),
@@ -651,26 +623,25 @@ fn check_cols<T: Element>(src: &MatrixView<'_, T>, dst: &MatrixViewMut<'_, T>) -
     dst.geometry()?.check_extent()
 }
 
-fn pinned_pair<'s, T: Element>(
+pub(crate) fn pinned_pair<'s, T: Element>(
     src: &'s MatrixView<'_, T>,
     dst: &'s mut MatrixViewMut<'_, T>,
     stream: &'s Arc<CudaStream>,
 ) -> Result<(crate::view::Pinned<'s>, crate::view::Pinned<'s>)> {
     check_context("source", src.context(), stream)?;
     check_context("destination", dst.context(), stream)?;
-    let e = T::DTYPE.size_bytes() as u64;
+    let e = T::DTYPE.size_bytes();
     let (sg, dg) = (src.geometry()?, dst.geometry()?);
     let s = src.pin(stream);
     let d = dst.pin(stream);
-    let s_len = span(sg.rows, sg.cols, sg.ld)? as u64 * e;
-    let d_len = span(dg.rows, dg.cols, dg.ld)? as u64 * e;
-    if s.addr < d.addr + d_len && d.addr < s.addr + s_len {
-        return Err(Error::Overlap);
-    }
+    launch::disjoint(sg.span_at(s.addr, e)?, dg.span_at(d.addr, e)?)?;
     Ok((s, d))
 }
 
-fn row_desc<T: Element>(src: &MatrixView<'_, T>, dst: &MatrixViewMut<'_, T>) -> Result<RowsDesc> {
+pub(crate) fn row_desc<T: Element>(
+    src: &MatrixView<'_, T>,
+    dst: &MatrixViewMut<'_, T>,
+) -> Result<RowsDesc> {
     let e = T::DTYPE.size_bytes() as i64;
     let row_bytes = src.cols() as i64 * e;
     Ok(RowsDesc {
@@ -685,7 +656,7 @@ fn row_desc<T: Element>(src: &MatrixView<'_, T>, dst: &MatrixViewMut<'_, T>) -> 
         src_items: src.rows() as i64,
         dst_items: dst.rows() as i64,
         index_stride: 1,
-        segs: ffi::rows_segments(row_bytes)?,
+        segs: realign::segments(row_bytes),
         ..RowsDesc::default()
     })
 }
@@ -826,202 +797,12 @@ pub fn copy_blocks<T: Element, I: Index>(
         dst_items: dst_blocks,
         index_bytes: I::BYTES,
         index_stride: 2,
-        segs: ffi::rows_segments(row_bytes)?,
+        segs: realign::segments(row_bytes),
         task_begin: 0,
     };
     let plan = BatchPlan::of("block copy", T::DTYPE, &[desc]);
     launch_indexed(desc, T::DTYPE, status, stream)?;
     Ok(plan)
-}
-
-/// A non-CuTe way to do a batch's or block table's work, for benchmarks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BatchBaseline {
-    /// A plain hand-written gather kernel (one CUDA block per table entry, 16-byte vectors, 4 in
-    /// flight per thread); block tables of contiguous 16-byte-aligned blocks only.
-    HandGather,
-    /// One `cudaMemcpyAsync` per contiguous piece (a block, or a row of a block or copy).
-    MemcpyEach,
-    /// All pieces in one `cudaMemcpyBatchAsync` (CUDA 12.8+).
-    MemcpyBatch,
-}
-
-/// The rows of one side as (address, bytes) pieces: one per row, or one when contiguous.
-fn pieces_of(base: u64, rows: u64, row_bytes: u64, pitch: u64, out: &mut Vec<(u64, u64)>) {
-    if rows == 0 || row_bytes == 0 {
-        return;
-    }
-    if pitch == row_bytes {
-        out.push((base, rows * row_bytes));
-    } else {
-        out.extend((0..rows).map(|r| (base + r * pitch, row_bytes)));
-    }
-}
-
-/// [`copy_blocks`]'s work done by `which`, with the block table also given on the host
-/// (`pairs_host`, equal to `pairs`) for the memcpy baselines, which need the addresses there.
-/// Entries must be in range; negative ones are skipped.
-#[allow(clippy::too_many_arguments)]
-pub fn copy_blocks_baseline<T: Element>(
-    which: BatchBaseline,
-    src: &MatrixView<'_, T>,
-    dst: &mut MatrixViewMut<'_, T>,
-    block_rows: usize,
-    pairs_host: &[i32],
-    pairs: &CudaSlice<i32>,
-    stream: &Arc<CudaStream>,
-) -> Result<()> {
-    check_cols(src, dst)?;
-    let (src_blocks, dst_blocks) = (
-        src.rows() / block_rows.max(1),
-        dst.rows() / block_rows.max(1),
-    );
-    if block_rows == 0 || pairs_host.len() != pairs.len() || pairs_host.len() % 2 != 0 {
-        return Err(Error::Shape(
-            "block table: host and device copies differ, or odd".into(),
-        ));
-    }
-    let bad = pairs_host
-        .chunks(2)
-        .position(|p| p[0] as i64 >= src_blocks as i64 || p[1] as i64 >= dst_blocks as i64);
-    if let Some(first) = bad {
-        return Err(Error::IndexOutOfRange {
-            count: 1,
-            first_item: first as u64,
-        });
-    }
-    let e = T::DTYPE.size_bytes() as u64;
-    let (cols, ls, ld, br) = (
-        src.cols() as u64,
-        src.ld() as u64,
-        dst.ld() as u64,
-        block_rows as u64,
-    );
-    let (idx, _ig) = index_addr(pairs, stream)?;
-    let (s, d) = pinned_pair(src, dst, stream)?;
-    stream.context().bind_to_thread()?;
-    let cu = stream.cu_stream() as u64;
-    if which == BatchBaseline::HandGather {
-        if ls != cols || ld != cols {
-            return Err(Error::Unsupported(
-                "the hand gather baseline needs contiguous blocks".into(),
-            ));
-        }
-        let bytes = (br * cols * e) as i64;
-        let desc = RowsDesc {
-            src: s.addr,
-            dst: d.addr,
-            src_row_bytes: bytes,
-            dst_row_bytes: bytes,
-            src_rows: 1,
-            dst_rows: 1,
-            items: pairs_host.len() as i64 / 2,
-            src_item_stride: bytes,
-            dst_item_stride: bytes,
-            src_index: idx,
-            dst_index: idx + 4,
-            index_bytes: 4,
-            index_stride: 2,
-            segs: 1,
-            ..RowsDesc::default()
-        };
-        return ffi::launch_baseline_batch(Some(&desc), 0, (&[], &[], &[]), cu);
-    }
-    let (mut dsts, mut srcs, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
-    for p in pairs_host.chunks(2) {
-        if p[0] < 0 || p[1] < 0 {
-            continue;
-        }
-        let (mut sp, mut dp) = (Vec::new(), Vec::new());
-        pieces_of(
-            s.addr + p[0] as u64 * br * ls * e,
-            br,
-            cols * e,
-            ls * e,
-            &mut sp,
-        );
-        pieces_of(
-            d.addr + p[1] as u64 * br * ld * e,
-            br,
-            cols * e,
-            ld * e,
-            &mut dp,
-        );
-        if sp.len() != dp.len() {
-            // One side contiguous, the other not: go row by row on both.
-            sp.clear();
-            dp.clear();
-            sp.extend((0..br).map(|r| (s.addr + (p[0] as u64 * br + r) * ls * e, cols * e)));
-            dp.extend((0..br).map(|r| (d.addr + (p[1] as u64 * br + r) * ld * e, cols * e)));
-        }
-        for ((sa, n), (da, _)) in sp.into_iter().zip(dp) {
-            srcs.push(sa);
-            dsts.push(da);
-            sizes.push(n);
-        }
-    }
-    let which = if which == BatchBaseline::MemcpyEach {
-        0
-    } else {
-        1
-    };
-    ffi::launch_baseline_batch(None, which, (&dsts, &srcs, &sizes), cu)
-}
-
-impl<T: Element> Batch<T> {
-    /// The batch's work done by `which` (`MemcpyEach`: one `cudaMemcpy2DAsync` per copy;
-    /// `MemcpyBatch`: every row of every copy in one `cudaMemcpyBatchAsync`), for benchmarks.
-    /// Copies only (a pad's zeros are not written).
-    pub fn launch_baseline(
-        &self,
-        which: BatchBaseline,
-        src: &MatrixView<'_, T>,
-        dst: &mut MatrixViewMut<'_, T>,
-        stream: &Arc<CudaStream>,
-    ) -> Result<()> {
-        let e = T::DTYPE.size_bytes() as u64;
-        self.check_views(src, dst, stream)?;
-        let s = src.pin(stream);
-        let d = dst.pin(stream);
-        stream.context().bind_to_thread()?;
-        let cu = stream.cu_stream() as u64;
-        match which {
-            BatchBaseline::HandGather => Err(Error::Unsupported(
-                "the hand gather baseline is for block tables".into(),
-            )),
-            BatchBaseline::MemcpyEach => {
-                for (sr, dr) in &self.pairs {
-                    let desc = crate::ffi::CopyDesc {
-                        atom: Atom::Universal as u32,
-                        elem_bytes: e as u32,
-                        src: s.addr + sr.offset as u64 * e,
-                        dst: d.addr + dr.offset as u64 * e,
-                        rows: sr.rows as u64,
-                        cols: sr.cols as u64,
-                        dst_rows: sr.rows as u64,
-                        dst_cols: sr.cols as u64,
-                        ld_src: sr.ld as u64,
-                        ld_dst: dr.ld as u64,
-                        stream: cu,
-                        flags: 0,
-                    };
-                    ffi::launch(&desc, ffi::Kernel::Baseline(2))?;
-                }
-                Ok(())
-            }
-            BatchBaseline::MemcpyBatch => {
-                let (mut dsts, mut srcs, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
-                for (sr, dr) in &self.pairs {
-                    for r in 0..sr.rows as u64 {
-                        srcs.push(s.addr + (sr.offset as u64 + r * sr.ld as u64) * e);
-                        dsts.push(d.addr + (dr.offset as u64 + r * dr.ld as u64) * e);
-                        sizes.push(sr.cols as u64 * e);
-                    }
-                }
-                ffi::launch_baseline_batch(None, 1, (&dsts, &srcs, &sizes), cu)
-            }
-        }
-    }
 }
 
 #[cfg(test)]

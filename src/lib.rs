@@ -61,43 +61,51 @@
 #![warn(missing_docs)]
 
 mod atom;
+mod baseline;
 mod batch;
 mod copy;
 mod device;
 mod dtype;
 mod error;
 mod ffi;
+mod launch;
 mod layout;
 mod plan;
+mod realign;
 pub mod reference;
 pub mod svg;
 mod tensor;
+mod tile;
 mod tiled_copy;
 pub mod timing;
+mod transpose;
 mod view;
 
 pub use atom::{Atom, Family, KernelConfig, ELEMENT_WIDTHS};
+pub use baseline::{copy_blocks_baseline, launch_baseline, Baseline, BatchBaseline};
 pub use batch::{
-    copy_blocks, copy_blocks_baseline, gather_rows, scatter_rows, upload_indices, Batch,
-    BatchBaseline, BatchPlan, Index, IndexStatus, Region,
+    copy_blocks, gather_rows, scatter_rows, upload_indices, Batch, BatchPlan, Index, IndexStatus,
+    Region,
 };
 pub use copy::{
-    copy, copy_raw, copy_with, launch, launch_baseline, launch_overhead_ns, pad, pad_raw, pad_with,
-    plan, tutorial_copy, Baseline,
+    copy, copy_raw, copy_with, launch, launch_overhead_ns, pad, pad_raw, pad_with, plan,
+    tutorial_copy,
 };
-pub use device::{context, describe, device_count, l2_cache_bytes, runtime_device_count, stream};
+pub use device::{
+    context, describe, device_count, l2_cache_bytes, runtime_device_count, stream, DeviceInfo,
+};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use layout::{coalesce_layouts, Layout, MAX_RANK};
 pub use plan::{
-    coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, MAX_BLOCKS,
-    RAGGED_ROW_MIN_BYTES, REALIGN_MIN_ROW_BYTES,
+    coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, TensorPlan, TensorRoute,
+    MAX_BLOCKS, RAGGED_ROW_MIN_BYTES, REALIGN_MIN_ROW_BYTES,
 };
-pub use tensor::{
-    copy_tensor, copy_tensor_raw, plan_tensor, swizzle, TensorPlan, TensorRoute, ThreadWork,
-    TileKind, TileStage, TransposeTile, NARROW_MAX_BYTES, NARROW_REGISTER_ROWS,
-};
+pub use tensor::{copy_tensor, copy_tensor_raw, plan_tensor};
 pub use tiled_copy::TiledCopySpec;
+pub use transpose::{
+    swizzle, ThreadWork, TileKind, TileStage, TransposeTile, NARROW_MAX_BYTES, NARROW_REGISTER_ROWS,
+};
 pub use view::{
     DeviceMatrix, DeviceTensor, Geometry, MatrixView, MatrixViewMut, RawMatrix, RawTensor,
     TensorView, TensorViewMut,

@@ -312,6 +312,13 @@ pub struct Geometry {
 
 impl Geometry {
     /// The view lies inside its allocation and its leading dimension covers its columns.
+    /// The bytes this view's elements span (first to last, pitch gaps included), element
+    /// (0, 0) at the device address `addr`: what the launch path checks overlap on.
+    pub(crate) fn span_at(&self, addr: u64, elem_bytes: usize) -> Result<crate::launch::Span> {
+        let bytes = span(self.rows, self.cols, self.ld)? as u64 * elem_bytes as u64;
+        Ok(crate::launch::Span { addr, bytes })
+    }
+
     pub(crate) fn check_extent(&self) -> Result<()> {
         check_ld(self.cols, self.ld)?;
         let needed = span(self.rows, self.cols, self.ld)?;

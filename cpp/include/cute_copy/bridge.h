@@ -15,6 +15,8 @@ struct SpecInfo;
 struct RowsDesc;
 struct BatchLaunch;
 struct TensorDesc;
+enum class BaselineKernel : std::uint32_t;
+enum class PiecesBaseline : std::uint32_t;
 
 // Copy (or pad) `desc` on its stream through the menu's instantiation for (atom, elem_bytes).
 void launch_copy(CopyDesc const& desc);
@@ -23,21 +25,18 @@ void launch_copy(CopyDesc const& desc);
 void launch_rows(RowsDesc const& one, BatchLaunch const& launch);
 // Warp tasks (row segments) the realign kernel splits a destination row of `row_bytes` into.
 std::int64_t rows_segments(std::int64_t row_bytes);
-std::int32_t rows_lean_threads(RowsDesc const& desc, std::int64_t l2_bytes);
-std::int64_t rows_prefetch(RowsDesc const& desc, std::int64_t l2_bytes);
-std::int64_t l2_bytes();
 // One tensor copy of the transpose family (layouts of rank 1..6, planned in Rust).
 void launch_tensor(TensorDesc const& desc);
 // The CuTe tutorial TiledCopy: f32, (32,4) threads, 32x32 tiles staged through shared memory.
 void launch_tutorial(CopyDesc const& desc);
-// A baseline that is not CuTe (cpp/baselines.cu): 0 naive, 1 hand-vectorized 16 B, 2
-// cudaMemcpy2DAsync, 3 cudaMemcpyAsync of the same bytes.
-void launch_baseline(CopyDesc const& desc, std::uint32_t which);
+// A baseline that is not CuTe (cpp/baselines.cu): naive, hand-vectorized 16 B, cudaMemcpy2DAsync,
+// or cudaMemcpyAsync of the same bytes.
+void launch_baseline(CopyDesc const& desc, BaselineKernel which);
 // Batch baselines (not CuTe): a hand-written block-gather kernel over `desc`'s i32 block table
-// (contiguous 16-byte blocks), and copies of (dst, src, size) pieces: 0 one cudaMemcpyAsync each,
-// 1 one cudaMemcpyBatchAsync for all.
+// (contiguous 16-byte blocks), and copies of (dst, src, size) pieces: one cudaMemcpyAsync each, or
+// one cudaMemcpyBatchAsync for all.
 void launch_baseline_gather(RowsDesc const& desc, std::uint64_t stream);
-void launch_baseline_pieces(std::uint32_t which, rust::Slice<std::uint64_t const> dsts,
+void launch_baseline_pieces(PiecesBaseline which, rust::Slice<std::uint64_t const> dsts,
                             rust::Slice<std::uint64_t const> srcs, rust::Slice<std::uint64_t const> sizes,
                             std::uint64_t stream);
 // Mean host nanoseconds per launch_copy(desc) over `iters` back-to-back calls from C++.
