@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream};
 
-use crate::batch::{check_cols, index_addr, pinned_pair, Batch};
+use crate::batch::Batch;
 use crate::copy::{enqueue_typed, make_plan, side_of, side_of_mut};
 use crate::error::{Error, Result};
 use crate::ffi::{self, BaselineKernel, PiecesBaseline, RowsDesc};
+use crate::gather::{check_cols, index_addr, pinned_pair};
 use crate::plan::Operation;
 use crate::view::{MatrixView, MatrixViewMut};
 use crate::{Atom, Element};

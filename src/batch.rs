@@ -18,14 +18,14 @@
 use std::fmt;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
 
 use crate::device::check_context;
 use crate::error::{Error, Result};
 use crate::ffi::{self, RowsDesc};
 use crate::launch::{self, Span};
 use crate::plan::{coalesce, Operand, Operation};
-use crate::realign::{self, TABLE_TASKS};
+use crate::realign::{self, Rows, TABLE_TASKS};
 use crate::view::{span, MatrixView, MatrixViewMut};
 use crate::{Atom, DType, Element};
 
@@ -67,63 +67,8 @@ impl Region {
     }
 }
 
-/// Where the rows of one side of a copy lie: byte address of row 0, rows, bytes per row, pitch.
-#[derive(Clone, Copy, Debug)]
-struct Extent {
-    addr: u64,
-    rows: u64,
-    row_bytes: u64,
-    pitch: u64,
-}
-
-impl Extent {
-    /// The same rows as one side of a realign descriptor.
-    fn rows(&self) -> realign::Rows {
-        realign::Rows {
-            addr: self.addr,
-            pitch: self.pitch as i64,
-            row_bytes: self.row_bytes as i64,
-            rows: self.rows as i64,
-        }
-    }
-
-    fn end(&self) -> u64 {
-        if self.rows == 0 || self.row_bytes == 0 {
-            self.addr
-        } else {
-            self.addr + (self.rows - 1) * self.pitch + self.row_bytes
-        }
-    }
-
-    /// Whether two row sets share a byte. Exact when the pitches are equal (rows of one strided
-    /// matrix, e.g. column strips); otherwise conservative: overlapping address spans count.
-    fn overlaps(&self, other: &Extent) -> bool {
-        if self.end() <= other.addr || other.end() <= self.addr {
-            return false;
-        }
-        if self.pitch != other.pitch || self.pitch == 0 {
-            return true;
-        }
-        let (a, b) = if self.addr <= other.addr {
-            (self, other)
-        } else {
-            (other, self)
-        };
-        let p = a.pitch;
-        let d = b.addr - a.addr;
-        let (q, r) = (d / p, d % p);
-        // Row i of a meets row j of b only for j = i - q (offset r) or j = i - q - 1 (r - p).
-        let rows_meet = |shift: u64| {
-            let lo = shift;
-            let hi = (shift + b.rows).min(a.rows);
-            lo < hi
-        };
-        (r < a.row_bytes && rows_meet(q)) || (r + b.row_bytes > p && rows_meet(q + 1))
-    }
-}
-
 /// Refuse a list of destination extents that share bytes with each other or with any source.
-fn check_disjoint(dsts: &[Extent], srcs: &[Extent]) -> Result<()> {
+fn check_disjoint(dsts: &[Rows], srcs: &[Rows]) -> Result<()> {
     let mut all: Vec<(u64, u64, bool, usize)> = dsts
         .iter()
         .enumerate()
@@ -154,74 +99,6 @@ fn check_disjoint(dsts: &[Extent], srcs: &[Extent]) -> Result<()> {
     Ok(())
 }
 
-/// Row descriptor of one plain copy or pad between two extents.
-fn copy_desc(s: Extent, d: Extent) -> RowsDesc {
-    realign::rows_desc(s.rows(), d.rows())
-}
-
-/// A device buffer that counts indices found out of range by index-driven copies.
-///
-/// Allocate it once, pass it to every launch, and [`check`](IndexStatus::check) it when you
-/// synchronize: the kernels only add to it, `check` reads and clears it.
-#[derive(Debug)]
-pub struct IndexStatus {
-    /// [count, lowest item]
-    buf: CudaSlice<u64>,
-}
-
-impl IndexStatus {
-    /// A cleared status buffer on `stream`'s device.
-    pub fn new(stream: &Arc<CudaStream>) -> Result<Self> {
-        let buf = stream.clone_htod(&[0u64, u64::MAX])?;
-        Ok(IndexStatus { buf })
-    }
-
-    /// Wait for `stream`, then report what the launches since the last check found: `Ok` when
-    /// every index was in range (negative ones are skips, not errors), else
-    /// [`Error::IndexOutOfRange`]. Clears the status either way.
-    pub fn check(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
-        let v = stream.clone_dtoh(&self.buf)?;
-        stream.memcpy_htod(&[0u64, u64::MAX], &mut self.buf)?;
-        stream.synchronize()?;
-        match v[0] {
-            0 => Ok(()),
-            count => Err(Error::IndexOutOfRange {
-                count,
-                first_item: v[1],
-            }),
-        }
-    }
-
-    fn addr<'s>(&'s mut self, stream: &'s CudaStream) -> (u64, cudarc::driver::SyncOnDrop<'s>) {
-        self.buf.device_ptr_mut(stream)
-    }
-}
-
-/// Check host-side indices against `limit` (negative ones are skips) and upload them.
-/// An index at or past `limit` is [`Error::IndexOutOfRange`] before anything is uploaded.
-pub fn upload_indices<I: Index>(
-    stream: &Arc<CudaStream>,
-    indices: &[I],
-    limit: usize,
-) -> Result<CudaSlice<I>> {
-    let bad: Vec<usize> = indices
-        .iter()
-        .enumerate()
-        .filter(|(_, &i)| i.into() >= limit as i64)
-        .map(|(k, _)| k)
-        .collect();
-    if let Some(&first) = bad.first() {
-        return Err(Error::IndexOutOfRange {
-            count: bad.len() as u64,
-            first_item: first as u64,
-        });
-    }
-    if indices.is_empty() {
-        return Ok(stream.alloc_zeros::<I>(1)?);
-    }
-    Ok(stream.clone_htod(indices)?)
-}
-
 /// What one launch of a batch or index-driven copy does. `Display` prints it with its reasons.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BatchPlan {
@@ -246,7 +123,7 @@ pub struct BatchPlan {
 }
 
 impl BatchPlan {
-    fn of(kind: &'static str, dtype: DType, descs: &[RowsDesc]) -> Self {
+    pub(crate) fn of(kind: &'static str, dtype: DType, descs: &[RowsDesc]) -> Self {
         let mut p = BatchPlan {
             dtype,
             copies: descs.len(),
@@ -450,7 +327,7 @@ impl<T: Element> Batch<T> {
             ld: r.ld,
             offset_bytes: 0,
         };
-        let extent = |r: &Region, o: Operand| Extent {
+        let extent = |r: &Region, o: Operand| Rows {
             addr: r.offset as u64 * e,
             rows: o.rows as u64,
             row_bytes: o.cols as u64 * e,
@@ -467,7 +344,7 @@ impl<T: Element> Batch<T> {
                     Operation::Pad
                 };
                 let (so, dop) = coalesce(op, operand(s), operand(d));
-                let mut desc = copy_desc(extent(s, so), extent(d, dop));
+                let mut desc = realign::rows_desc(extent(s, so), extent(d, dop));
                 if d.rows == 0 || d.cols == 0 {
                     desc.dst_rows = 0;
                 }
@@ -492,9 +369,9 @@ impl<T: Element> Batch<T> {
             return Ok(());
         }
         let descs = self.descriptors()?;
-        let dsts: Vec<Extent> = descs
+        let dsts: Vec<Rows> = descs
             .iter()
-            .map(|d| Extent {
+            .map(|d| Rows {
                 addr: d.dst,
                 rows: d.dst_rows as u64,
                 row_bytes: d.dst_row_bytes as u64,
@@ -586,231 +463,12 @@ fn device_image(descs: &[RowsDesc], tasks: i64) -> Vec<u8> {
     bytes
 }
 
-/// One index-driven descriptor, launched by value with the status buffer.
-fn launch_indexed(
-    desc: RowsDesc,
-    dtype: DType,
-    status: &mut IndexStatus,
-    stream: &Arc<CudaStream>,
-) -> Result<()> {
-    if realign::tasks_of(&desc) == 0 {
-        return Ok(());
-    }
-    let (status_addr, _g) = status.addr(stream);
-    launch::rows(&desc, dtype, status_addr, stream)
-}
-
-pub(crate) fn index_addr<'s, I: Index>(
-    idx: &'s CudaSlice<I>,
-    stream: &'s Arc<CudaStream>,
-) -> Result<(u64, cudarc::driver::SyncOnDrop<'s>)> {
-    check_context("indices", idx.context(), stream)?;
-    Ok(idx.device_ptr(stream))
-}
-
-pub(crate) fn check_cols<T: Element>(
-    src: &MatrixView<'_, T>,
-    dst: &MatrixViewMut<'_, T>,
-) -> Result<()> {
-    if src.cols() != dst.cols() {
-        return Err(Error::ShapeMismatch {
-            src: (src.rows(), src.cols()),
-            dst: (dst.rows(), dst.cols()),
-            what: "rows move between matrices of the same number of columns",
-        });
-    }
-    src.geometry()?.check_extent()?;
-    dst.geometry()?.check_extent()
-}
-
-pub(crate) fn pinned_pair<'s, T: Element>(
-    src: &'s MatrixView<'_, T>,
-    dst: &'s mut MatrixViewMut<'_, T>,
-    stream: &'s Arc<CudaStream>,
-) -> Result<(crate::view::Pinned<'s>, crate::view::Pinned<'s>)> {
-    check_context("source", src.context(), stream)?;
-    check_context("destination", dst.context(), stream)?;
-    let e = T::DTYPE.size_bytes();
-    let (sg, dg) = (src.geometry()?, dst.geometry()?);
-    let s = src.pin(stream);
-    let d = dst.pin(stream);
-    launch::disjoint(sg.span_at(s.addr, e)?, dg.span_at(d.addr, e)?)?;
-    Ok((s, d))
-}
-
-pub(crate) fn row_desc<T: Element>(
-    src: &MatrixView<'_, T>,
-    dst: &MatrixViewMut<'_, T>,
-) -> Result<RowsDesc> {
-    let e = T::DTYPE.size_bytes() as i64;
-    let row_bytes = src.cols() as i64 * e;
-    Ok(RowsDesc {
-        src_pitch: 0,
-        dst_pitch: 0,
-        src_row_bytes: row_bytes,
-        dst_row_bytes: row_bytes,
-        src_rows: 1,
-        dst_rows: 1,
-        src_item_stride: src.ld() as i64 * e,
-        dst_item_stride: dst.ld() as i64 * e,
-        src_items: src.rows() as i64,
-        dst_items: dst.rows() as i64,
-        index_stride: 1,
-        segs: realign::segments(row_bytes),
-        ..RowsDesc::default()
-    })
-}
-
-/// Row gather: `dst[i, :] = src[indices[i], :]` for every row `i` of `dst`, in one launch.
-/// `indices` holds at least `dst.rows()` entries on the device; a negative entry leaves its
-/// destination row untouched; one at or past `src.rows()` too, and is counted in `status`.
-///
-/// ```no_run
-/// # fn main() -> Result<(), cute_copy::Error> {
-/// let stream = cute_copy::stream(0)?;
-/// let table = cute_copy::DeviceMatrix::<f32>::zeros(&stream, 50_000, 256, 256)?;
-/// let mut out = cute_copy::DeviceMatrix::<f32>::zeros(&stream, 3, 256, 256)?;
-/// let idx = cute_copy::upload_indices(&stream, &[7i64, -1, 49_999], table.rows())?;
-/// let mut status = cute_copy::IndexStatus::new(&stream)?;
-/// cute_copy::gather_rows(&table.view(), &idx, &mut out.view_mut(), &mut status, &stream)?;
-/// status.check(&stream)?; // waits; Err(IndexOutOfRange) if an index was past the end
-/// # Ok(()) }
-/// ```
-pub fn gather_rows<T: Element, I: Index>(
-    src: &MatrixView<'_, T>,
-    indices: &CudaSlice<I>,
-    dst: &mut MatrixViewMut<'_, T>,
-    status: &mut IndexStatus,
-    stream: &Arc<CudaStream>,
-) -> Result<BatchPlan> {
-    indexed_rows(Indexed::Source, src, indices, dst, status, stream)
-}
-
-/// Row scatter: `dst[indices[i], :] = src[i, :]` for every row `i` of `src`, in one launch.
-/// Negative entries skip their source row; entries at or past `dst.rows()` are skipped and counted
-/// in `status`. With repeated indices one of the writers wins, unspecified which.
-pub fn scatter_rows<T: Element, I: Index>(
-    src: &MatrixView<'_, T>,
-    indices: &CudaSlice<I>,
-    dst: &mut MatrixViewMut<'_, T>,
-    status: &mut IndexStatus,
-    stream: &Arc<CudaStream>,
-) -> Result<BatchPlan> {
-    indexed_rows(Indexed::Destination, src, indices, dst, status, stream)
-}
-
-/// Which side of a row gather or scatter the indices address.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Indexed {
-    /// `dst[i] = src[indices[i]]`: one index per destination row.
-    Source,
-    /// `dst[indices[i]] = src[i]`: one index per source row.
-    Destination,
-}
-
-fn indexed_rows<T: Element, I: Index>(
-    which: Indexed,
-    src: &MatrixView<'_, T>,
-    indices: &CudaSlice<I>,
-    dst: &mut MatrixViewMut<'_, T>,
-    status: &mut IndexStatus,
-    stream: &Arc<CudaStream>,
-) -> Result<BatchPlan> {
-    check_cols(src, dst)?;
-    let (rows, what, kind) = match which {
-        Indexed::Source => (dst.rows(), "destination", "row gather"),
-        Indexed::Destination => (src.rows(), "source", "row scatter"),
-    };
-    if indices.len() < rows {
-        return Err(Error::Shape(format!(
-            "{} indices for {rows} {what} rows",
-            indices.len()
-        )));
-    }
-    let (idx, _ig) = index_addr(indices, stream)?;
-    let mut desc = row_desc(src, dst)?;
-    desc.items = if src.cols() == 0 { 0 } else { rows as i64 };
-    let (s, d) = pinned_pair(src, dst, stream)?;
-    (desc.src, desc.dst) = (s.addr, d.addr);
-    match which {
-        Indexed::Source => desc.src_index = idx,
-        Indexed::Destination => desc.dst_index = idx,
-    }
-    desc.index_bytes = I::BYTES;
-    let plan = BatchPlan::of(kind, T::DTYPE, &[desc]);
-    launch_indexed(desc, T::DTYPE, status, stream)?;
-    Ok(plan)
-}
-
-/// Block-table copy (paged KV-cache copy and swap): for each pair `k`, the block
-/// `pairs[2k]` of `src` goes to block `pairs[2k + 1]` of `dst`, in one launch. A block is
-/// `block_rows` consecutive rows: block `b` is rows `b * block_rows ..` of the view, so a pool of
-/// `n` blocks is a `(n * block_rows) × cols` matrix (vLLM's `[num_blocks, block_size, ...]`).
-/// `pairs` holds `2 * n` entries (`[n, 2]` row-major) on the device. A negative entry skips the
-/// pair; one past the last whole block of its side is skipped and counted in `status`.
-pub fn copy_blocks<T: Element, I: Index>(
-    src: &MatrixView<'_, T>,
-    dst: &mut MatrixViewMut<'_, T>,
-    block_rows: usize,
-    pairs: &CudaSlice<I>,
-    status: &mut IndexStatus,
-    stream: &Arc<CudaStream>,
-) -> Result<BatchPlan> {
-    check_cols(src, dst)?;
-    if block_rows == 0 {
-        return Err(Error::Shape("blocks of 0 rows".into()));
-    }
-    if pairs.len() % 2 != 0 {
-        return Err(Error::Shape(format!(
-            "a block table holds pairs: {} entries is odd",
-            pairs.len()
-        )));
-    }
-    let (idx, _ig) = index_addr(pairs, stream)?;
-    let dst_blocks = (dst.rows() / block_rows) as i64;
-    let ld = dst.ld() as i64;
-    let (s, d) = pinned_pair(src, dst, stream)?;
-    let e = T::DTYPE.size_bytes() as i64;
-    let (cols, ls) = (src.cols() as i64, src.ld() as i64);
-    let br = block_rows as i64;
-    // Contiguous blocks on both sides coalesce into one run each.
-    let (rows, row_bytes, sp, dp) = if ls == cols && ld == cols {
-        (1, br * cols * e, br * cols * e, br * cols * e)
-    } else {
-        (br, cols * e, ls * e, ld * e)
-    };
-    let desc = RowsDesc {
-        src: s.addr,
-        dst: d.addr,
-        src_pitch: sp,
-        dst_pitch: dp,
-        src_row_bytes: row_bytes,
-        dst_row_bytes: row_bytes,
-        src_rows: rows,
-        dst_rows: rows,
-        items: if cols == 0 { 0 } else { pairs.len() as i64 / 2 },
-        src_item_stride: br * ls * e,
-        dst_item_stride: br * ld * e,
-        src_index: idx,
-        dst_index: idx + I::BYTES as u64,
-        src_items: (src.rows() / block_rows) as i64,
-        dst_items: dst_blocks,
-        index_bytes: I::BYTES,
-        index_stride: 2,
-        segs: realign::segments(row_bytes),
-        task_begin: 0,
-    };
-    let plan = BatchPlan::of("block copy", T::DTYPE, &[desc]);
-    launch_indexed(desc, T::DTYPE, status, stream)?;
-    Ok(plan)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ext(addr: u64, rows: u64, row_bytes: u64, pitch: u64) -> Extent {
-        Extent {
+    fn ext(addr: u64, rows: u64, row_bytes: u64, pitch: u64) -> Rows {
+        Rows {
             addr,
             rows,
             row_bytes,
@@ -819,8 +477,8 @@ mod tests {
     }
 
     /// Byte-by-byte truth for two extents.
-    fn brute(a: &Extent, b: &Extent) -> bool {
-        let bytes = |e: &Extent| {
+    fn brute(a: &Rows, b: &Rows) -> bool {
+        let bytes = |e: &Rows| {
             (0..e.rows)
                 .flat_map(move |r| (0..e.row_bytes).map(move |c| e.addr + r * e.pitch + c))
                 .collect::<std::collections::HashSet<u64>>()

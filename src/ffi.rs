@@ -109,6 +109,20 @@ mod bridge {
         NarrowLoadRegisters = 5,
     }
 
+    /// What kind of failure a C++ exception is: the first byte of the message every bridged call's
+    /// exception arrives with (`rust::behavior::trycatch` in `cute_copy/bridge.h`), read by
+    /// `Error::from_cxx`. Never 0 (the message is a C string).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[repr(u8)]
+    enum Fault {
+        /// A refusal: the C++ side's second line of checks (any other `std::exception`).
+        Refused = 1,
+        /// A CUDA call failed (`CudaFailure`): CUDA's name for the error, 0x1f, its description.
+        Cuda = 2,
+        /// A build without CUDA kernels (`cpp/no_cuda.cc`).
+        NoKernels = 3,
+    }
+
     /// The 2D baselines of `cpp/baselines.cu` (not CuTe), for benchmarks.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     #[repr(u32)]
@@ -265,7 +279,7 @@ mod bridge {
 }
 
 pub(crate) use bridge::{
-    BaselineKernel, BatchLaunch, CopyDesc, PiecesBaseline, RowsDesc, SpecDesc, SpecInfo,
+    BaselineKernel, BatchLaunch, CopyDesc, Fault, PiecesBaseline, RowsDesc, SpecDesc, SpecInfo,
     TensorDesc, TensorKind,
 };
 

@@ -106,22 +106,31 @@ pub(crate) fn rows(
     let (lean_threads, prefetch) = realign::by_value(one, status != 0, l2);
     stream.context().bind_to_thread()?;
     // A one-descriptor batch: the descriptor goes by value when `descs` is 0 (no device array).
-    ffi::launch_rows(
-        one,
-        &BatchLaunch {
-            atom: Atom::Realign128 as u32,
-            elem_bytes: dtype.size_bytes() as u32,
-            descs: 0,
-            count: 1,
-            tasks,
-            status,
-            src_base: 0,
-            dst_base: 0,
-            stream: stream.cu_stream() as u64,
-            lean_threads,
-            prefetch,
-        },
-    )
+    let launch = BatchLaunch {
+        status,
+        lean_threads,
+        prefetch,
+        ..realign_launch(dtype, tasks, stream)
+    };
+    ffi::launch_rows(one, &launch)
+}
+
+/// A realign launch of `tasks` warp tasks over one descriptor by value at absolute addresses, no
+/// status buffer, the general kernel without prefetch: what [`rows`] and [`batch`] start from.
+fn realign_launch(dtype: DType, tasks: i64, stream: &CudaStream) -> BatchLaunch {
+    BatchLaunch {
+        atom: Atom::Realign128 as u32,
+        elem_bytes: dtype.size_bytes() as u32,
+        descs: 0,
+        count: 1,
+        tasks,
+        status: 0,
+        src_base: 0,
+        dst_base: 0,
+        stream: stream.cu_stream() as u64,
+        lean_threads: 0,
+        prefetch: 0,
+    }
 }
 
 /// Launch a batch: `count` descriptors (and the block table after them) in device memory at
@@ -136,22 +145,14 @@ pub(crate) fn batch(
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
     stream.context().bind_to_thread()?;
-    ffi::launch_rows(
-        &RowsDesc::default(),
-        &BatchLaunch {
-            atom: Atom::Realign128 as u32,
-            elem_bytes: dtype.size_bytes() as u32,
-            descs,
-            count: count as u64,
-            tasks,
-            status: 0,
-            src_base,
-            dst_base,
-            stream: stream.cu_stream() as u64,
-            lean_threads: 0,
-            prefetch: 0,
-        },
-    )
+    let launch = BatchLaunch {
+        descs,
+        count: count as u64,
+        src_base,
+        dst_base,
+        ..realign_launch(dtype, tasks, stream)
+    };
+    ffi::launch_rows(&RowsDesc::default(), &launch)
 }
 
 /// Launch a non-empty tensor plan whose views are pinned at `src` / `dst` (coordinate 0), in the

@@ -134,14 +134,52 @@ pub(crate) fn by_value(one: &RowsDesc, with_status: bool, l2_bytes: usize) -> (u
     (lean as u32, prefetch_tasks(one, l2_bytes) as i64)
 }
 
-/// One side of a row descriptor, in bytes: the address of its first row (or an offset from a
-/// base), its row pitch, row length and row count.
+/// Where the rows of one side of a copy lie, in bytes: the address of row 0 (or an offset from a
+/// base), rows, bytes per row, pitch. One side of a [`RowsDesc`], and what batches check overlap
+/// on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Rows {
     pub addr: u64,
-    pub pitch: i64,
-    pub row_bytes: i64,
-    pub rows: i64,
+    pub rows: u64,
+    pub row_bytes: u64,
+    pub pitch: u64,
+}
+
+impl Rows {
+    /// One past the last byte of the last row (the address for no bytes).
+    pub(crate) fn end(&self) -> u64 {
+        if self.rows == 0 || self.row_bytes == 0 {
+            self.addr
+        } else {
+            self.addr + (self.rows - 1) * self.pitch + self.row_bytes
+        }
+    }
+
+    /// Whether two row sets share a byte. Exact when the pitches are equal (rows of one strided
+    /// matrix, e.g. column strips); otherwise conservative: overlapping address spans count.
+    pub(crate) fn overlaps(&self, other: &Rows) -> bool {
+        if self.end() <= other.addr || other.end() <= self.addr {
+            return false;
+        }
+        if self.pitch != other.pitch || self.pitch == 0 {
+            return true;
+        }
+        let (a, b) = if self.addr <= other.addr {
+            (self, other)
+        } else {
+            (other, self)
+        };
+        let p = a.pitch;
+        let d = b.addr - a.addr;
+        let (q, r) = (d / p, d % p);
+        // Row i of a meets row j of b only for j = i - q (offset r) or j = i - q - 1 (r - p).
+        let rows_meet = |shift: u64| {
+            let lo = shift;
+            let hi = (shift + b.rows).min(a.rows);
+            lo < hi
+        };
+        (r < a.row_bytes && rows_meet(q)) || (r + b.row_bytes > p && rows_meet(q + 1))
+    }
 }
 
 /// The row descriptor of one plain copy (or pad) from `src` to `dst`: one item, no indices, its
@@ -151,16 +189,16 @@ pub(crate) fn rows_desc(src: Rows, dst: Rows) -> RowsDesc {
     RowsDesc {
         src: src.addr,
         dst: dst.addr,
-        src_pitch: src.pitch,
-        dst_pitch: dst.pitch,
-        src_row_bytes: src.row_bytes,
-        dst_row_bytes: dst.row_bytes,
-        src_rows: src.rows,
-        dst_rows: dst.rows,
+        src_pitch: src.pitch as i64,
+        dst_pitch: dst.pitch as i64,
+        src_row_bytes: src.row_bytes as i64,
+        dst_row_bytes: dst.row_bytes as i64,
+        src_rows: src.rows as i64,
+        dst_rows: dst.rows as i64,
         items: 1,
         index_bytes: 4,
         index_stride: 1,
-        segs: segments(dst.row_bytes),
+        segs: segments(dst.row_bytes as i64),
         ..RowsDesc::default()
     }
 }
@@ -186,7 +224,7 @@ mod tests {
 
     #[test]
     fn lean_runs_and_l2_prefetch_follow_the_devices_l2() {
-        let run = |src: u64, dst: u64, bytes: i64| {
+        let run = |src: u64, dst: u64, bytes: u64| {
             let side = |addr| Rows {
                 addr,
                 pitch: bytes,
@@ -202,7 +240,7 @@ mod tests {
         assert_eq!(lean_threads(&run(0, 0, 40 << 20), l2), 256); // 80 MiB together
         assert_eq!(lean_threads(&run(0, 0, 1 << 20), 0), 256); // an unknown L2
         assert_eq!(by_value(&run(0, 0, 1 << 20), true, l2).0, 0); // with a status buffer
-        let rows = |n: i64, pitch: i64| {
+        let rows = |n: u64, pitch: u64| {
             let side = |p| Rows {
                 addr: 0,
                 pitch: p,

@@ -50,9 +50,8 @@ pub const REALIGN_MIN_ROW_BYTES: usize = 128;
 /// row length is not a multiple of 16 bytes go to the realign family too once rows are at least
 /// this long (a whole warp segment): the tile engine would end every row in a predicated partial
 /// tile, the realign kernel ends it in an element-wise tail (and a pad's zeros) within the same
-/// round trip. Measured on the H200 (criterion): f16 16383 x 16383 at ld 16384, 0.946-0.947x D2D on
-/// the tile engine, 0.967-0.978x realigned (three runs); the pad f16 16383² -> 16384², 0.951x on
-/// the tile engine, 0.989x realigned (one call, 2026-12-01).
+/// round trip (the measurements behind it: docs/realign-tuning.md, "Numbers from the kernel's
+/// comments").
 pub const RAGGED_ROW_MIN_BYTES: usize = 2048;
 
 /// The most warp tasks (realign) or tiles (transpose) a launch may have for its kernel to find a
@@ -120,12 +119,12 @@ impl Operand {
 
     /// This operand's rows in bytes, its first row at `addr`, for a realign descriptor.
     pub(crate) fn rows_at(&self, addr: u64, dtype: DType) -> realign::Rows {
-        let e = dtype.size_bytes() as i64;
+        let e = dtype.size_bytes() as u64;
         realign::Rows {
             addr,
-            pitch: self.ld as i64 * e,
-            row_bytes: self.cols as i64 * e,
-            rows: self.rows as i64,
+            pitch: self.ld as u64 * e,
+            row_bytes: self.cols as u64 * e,
+            rows: self.rows as u64,
         }
     }
 
@@ -133,44 +132,19 @@ impl Operand {
         widest_vector_bits(dtype, self.ld, self.offset_bytes)
     }
 
-    /// The first alignment fault of a `bytes`-wide access: (what, value, remainder).
+    /// The first alignment fault of a `bytes`-wide access: (what, value, remainder), `what` one of
+    /// `names` (the base address's, the row pitch's).
     fn misalignment(
         &self,
         dtype: DType,
         bytes: usize,
-        side: Side,
+        names: [&'static str; 2],
     ) -> Option<(&'static str, usize, usize)> {
         let pitch = self.ld * dtype.size_bytes();
-        if self.offset_bytes % bytes != 0 {
-            return Some((
-                side.pick("source base address", "destination base address"),
-                self.offset_bytes,
-                self.offset_bytes % bytes,
-            ));
-        }
-        if pitch % bytes != 0 {
-            return Some((
-                side.pick("source row pitch", "destination row pitch"),
-                pitch,
-                pitch % bytes,
-            ));
-        }
-        None
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Side {
-    Src,
-    Dst,
-}
-
-impl Side {
-    fn pick(self, src: &'static str, dst: &'static str) -> &'static str {
-        match self {
-            Side::Src => src,
-            Side::Dst => dst,
-        }
+        [(names[0], self.offset_bytes), (names[1], pitch)]
+            .into_iter()
+            .find(|&(_, v)| v % bytes != 0)
+            .map(|(what, v)| (what, v, v % bytes))
     }
 }
 
@@ -497,8 +471,12 @@ fn check_atom(
     if atom.family() == Family::Realign {
         return Ok(()); // any byte alignment: it aligns its own accesses
     }
-    for (op, side) in [(src, Side::Src), (dst, Side::Dst)] {
-        if let Some((what, value, remainder)) = op.misalignment(dtype, bytes, side) {
+    let names = [
+        (src, ["source base address", "source row pitch"]),
+        (dst, ["destination base address", "destination row pitch"]),
+    ];
+    for (op, names) in names {
+        if let Some((what, value, remainder)) = op.misalignment(dtype, bytes, names) {
             return Err(Error::Misaligned {
                 atom,
                 what,

@@ -579,3 +579,19 @@ fn cp_async_needs_sm80_and_bad_shapes_are_errors() {
     .unwrap_err();
     assert!(matches!(e, Error::AtomNarrowerThanElement { .. }));
 }
+
+#[test]
+fn a_tensor_plan_prints_the_facts_of_the_device_it_was_made_for() {
+    use crate::Layout;
+    let run = Layout::row_major(&[64, 65536]).unwrap(); // 16 MiB of f32, contiguous
+    let on = |d: &DeviceInfo| TensorPlan::for_device(DType::F32, run, run, (0, 0), d).unwrap();
+    let (a, b) = (
+        on(&DeviceInfo::new(60 << 20, 132, (9, 0))),
+        on(&DeviceInfo::new(4 << 20, 24, (8, 6))),
+    );
+    println!("{a}\n{b}");
+    assert!(a.to_string().contains("blocks of 128 threads"), "{a}");
+    assert!(b.to_string().contains("blocks of 256 threads"), "{b}");
+    let none = TensorPlan::new(DType::F32, run, run, (0, 0)).unwrap();
+    assert!(none.to_string().contains("no device to ask here"), "{none}");
+}

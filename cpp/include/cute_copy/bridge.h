@@ -1,11 +1,36 @@
 // The C++ side of the cxx bridge (src/ffi.rs): only what the bridge needs. Every function throws a
-// std::exception on failure, which cxx turns into an Err on the Rust side.
+// std::exception on failure, which cxx turns into an Err on the Rust side, with a Fault code (below).
 #pragma once
 #include <cstdint>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "rust/cxx.h"
 
 namespace cute_copy {
+
+// Shared enum (src/ffi.rs): what kind of failure an exception is, as Rust sees it.
+enum class Fault : std::uint8_t;
+
+// A failed CUDA call: `name()` is CUDA's name for the error (cudaGetErrorName), `what()` its
+// description and where it happened.
+class CudaFailure : public std::runtime_error {
+ public:
+  CudaFailure(std::string name, std::string const& description)
+      : std::runtime_error(description), name_(std::move(name)) {}
+  std::string const& name() const noexcept { return name_; }
+
+ private:
+  std::string name_;
+};
+
+// A bridge call of a build without CUDA kernels (cpp/no_cuda.cc).
+class NoKernels : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // Shared structs, defined by cxx in the generated header.
 struct CopyDesc;
@@ -54,3 +79,27 @@ SpecInfo tiled_copy_partition(SpecDesc const& spec, std::uint32_t thread, rust::
 std::int32_t runtime_device_count();
 
 }  // namespace cute_copy
+
+namespace rust {
+namespace behavior {
+
+// How every bridged `-> Result` call's exception reaches Rust (cxx calls this around each one): the
+// message's first byte is the Fault code, then the text; a CUDA failure's text is CUDA's name for
+// the error, a unit separator (0x1f), then its description. Error::from_cxx (src/error.rs) reads it.
+// (F is a template parameter so that Fault's enumerators are looked up where cxx has defined it.)
+template <typename Try, typename Fail, typename F = ::cute_copy::Fault>
+static void trycatch(Try&& func, Fail&& fail) noexcept try {
+  func();
+} catch (::cute_copy::CudaFailure const& e) {
+  std::string const m = std::string(1, static_cast<char>(F::Cuda)) + e.name() + '\x1f' + e.what();
+  fail(m.c_str());
+} catch (::cute_copy::NoKernels const& e) {
+  std::string const m = std::string(1, static_cast<char>(F::NoKernels)) + e.what();
+  fail(m.c_str());
+} catch (std::exception const& e) {
+  std::string const m = std::string(1, static_cast<char>(F::Refused)) + e.what();
+  fail(m.c_str());
+}
+
+}  // namespace behavior
+}  // namespace rust
