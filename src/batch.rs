@@ -27,7 +27,7 @@ use crate::launch::{self, Span};
 use crate::plan::{coalesce, Operand, Operation};
 use crate::realign::{self, Rows, TABLE_TASKS};
 use crate::view::{span, MatrixView, MatrixViewMut};
-use crate::{Atom, DType, Element};
+use crate::{DType, Element};
 
 /// An index type the kernels read: `i32` or `i64`.
 pub trait Index: DeviceRepr + ValidAsZeroBits + Copy + Into<i64> + fmt::Debug + 'static {
@@ -158,58 +158,6 @@ impl BatchPlan {
     /// Blocks launched: one per 2 warp tasks (the realign kernel's blocks of 2 warps).
     pub fn blocks(&self) -> usize {
         realign::blocks(self.tasks as usize)
-    }
-}
-
-impl fmt::Display for BatchPlan {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "plan: {} of {} {} ({} item{}) on {} in one launch",
-            self.kind,
-            self.copies,
-            if self.copies == 1 { "copy" } else { "copies" },
-            self.items,
-            if self.items == 1 { "" } else { "s" },
-            Atom::Realign128
-        )?;
-        writeln!(
-            f,
-            "  - one kernel for all of them: the descriptors (shape, pitches, offsets, indices) {}; a warp task is (item, row, 2 KiB segment), {} tasks in all ({} blocks of {} warps); a batch finds each task's copy from a block table (for every 8 tasks, the last copy starting at or before them) over the prefix sums of the task counts",
-            if self.kind == "batch" { "live in device memory, uploaded once" } else { "travel in the launch's parameters" },
-            self.tasks,
-            self.blocks(),
-            realign::WARPS
-        )?;
-        writeln!(
-            f,
-            "  - every copy runs 16-byte-aligned loads and stores on its row bodies: {} of {} realign a side whose rows are not 16-byte aligned (funnel shifts in registers), the rest load and store aligned vectors directly; heads and tails go element by element",
-            self.realigned, self.copies
-        )?;
-        if self.coalesced > 0 {
-            writeln!(
-                f,
-                "  - {} cop{} contiguous on both sides, coalesced into one run",
-                self.coalesced,
-                if self.coalesced == 1 {
-                    "y is"
-                } else {
-                    "ies are"
-                }
-            )?;
-        }
-        if self.empty > 0 {
-            writeln!(
-                f,
-                "  - {} empty cop{} (no tasks)",
-                self.empty,
-                if self.empty == 1 { "y" } else { "ies" }
-            )?;
-        }
-        if self.kind != "batch" {
-            writeln!(f, "  - indices read on the device: negative = skip; past the end = skip and count in the IndexStatus (IndexStatus::check reports it)")?;
-        }
-        write!(f, "  - bytes read + written: {}", self.bytes)
     }
 }
 

@@ -95,3 +95,27 @@ auto by_width(int width, Args const&... args) {
 #ifndef CUTE_COPY_ROW_transpose
 #define CUTE_COPY_ROW_transpose(...)
 #endif
+
+// The runtime-to-template switch of every family file: Op<Width, AtomBytes, ZeroFill>::run(args...)
+// for `atom`, one of the file's own menu rows (CUTE_COPY_ROW_<family> defined as CUTE_COPY_ROW_CASE
+// before including this header; the other rows expand to nothing), at the run-time width.
+#ifdef CUTE_COPY_FAMILY_NAME
+#define CUTE_COPY_ROW_CASE(name, bytes, zfill) \
+  case AtomId::name: return by_width<Op, bytes, zfill>(width, args...);
+
+namespace cute_copy {
+namespace {
+
+template <template <int, int, bool> class Op, class... Args>
+auto dispatch(AtomId atom, int width, Args const&... args) {
+  switch (atom) {
+#define CUTE_COPY_ATOM(name, family, bytes, zfill, op) CUTE_COPY_ROW_##family(name, bytes, zfill)
+#include "../menu.def"
+    default: break;
+  }
+  throw std::invalid_argument("atom is not in the " CUTE_COPY_FAMILY_NAME " family");
+}
+
+}  // namespace
+}  // namespace cute_copy
+#endif

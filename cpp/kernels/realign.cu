@@ -34,8 +34,8 @@
 // docs/realign-tuning.md, "Numbers from the kernel's comments"). A batch finds a task's descriptor by
 // its block table and divides. An index that is negative skips its item (the paged-cache
 // convention); one past the end skips it and is counted in `status` (count, lowest such item).
-#define CUTE_COPY_ROW_realign(name, bytes, zfill) \
-  case AtomId::name: return by_width<Op, bytes, zfill>(width, args...);
+#define CUTE_COPY_ROW_realign CUTE_COPY_ROW_CASE  // this file's menu rows, for dispatch (family.cuh)
+#define CUTE_COPY_FAMILY_NAME "realign"
 #include "family.cuh"
 
 #include <cutlass/fast_math.h>
@@ -526,16 +526,6 @@ struct RealignConfig {
     return {kThreads, kWarps, 32, 1, 16 / Width, kWarps, kWarpVecs * 16 / Width, 0};
   }
 };
-
-template <template <int, int, bool> class Op, class... Args>
-auto dispatch(AtomId atom, int width, Args const&... args) {
-  switch (atom) {
-#define CUTE_COPY_ATOM(name, family, bytes, zfill, op) CUTE_COPY_ROW_##family(name, bytes, zfill)
-#include "../menu.def"
-    default: break;
-  }
-  throw std::invalid_argument("atom is not in the realign family");
-}
 
 }  // namespace
 

@@ -37,8 +37,8 @@
 // Vectors that leave the tile's valid extent, or any access when the plan says the addresses or
 // strides are not 16-byte aligned, go element by element under the same coordinates: nothing
 // outside the two layouts is read or written.
-#define CUTE_COPY_ROW_transpose(name, bytes, zfill) \
-  case AtomId::name: return by_width<Op, bytes, zfill>(width, args...);
+#define CUTE_COPY_ROW_transpose CUTE_COPY_ROW_CASE  // this file's menu rows, for dispatch (family.cuh)
+#define CUTE_COPY_FAMILY_NAME "transpose"
 #include "family.cuh"
 
 namespace cute_copy {
@@ -694,16 +694,6 @@ struct TransposeConfig {
     return {kThreads, 16, 16, 1, T::V, T::TB, T::TA, kSmemBytes};
   }
 };
-
-template <template <int, int, bool> class Op, class... Args_>
-auto dispatch(AtomId atom, int width, Args_ const&... args) {
-  switch (atom) {
-#define CUTE_COPY_ATOM(name, family, bytes, zfill, op) CUTE_COPY_ROW_##family(name, bytes, zfill)
-#include "../menu.def"
-    default: break;
-  }
-  throw std::invalid_argument("atom is not in the transpose family");
-}
 
 }  // namespace
 

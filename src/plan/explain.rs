@@ -1,5 +1,6 @@
-//! The reason for every choice of a [`Plan`], one sentence each: what `Display` (and the CLI's
-//! `explain`) prints. Pure: the device's facts come from the plan's [`DeviceInfo`](crate::DeviceInfo).
+//! The reason for every choice of a [`Plan`], a [`TensorPlan`] and a [`BatchPlan`], one sentence
+//! each: what `Display` (and the CLI's `explain`) prints. Pure: the device's facts come from the
+//! plan's [`DeviceInfo`](crate::DeviceInfo).
 
 use std::fmt;
 
@@ -8,8 +9,10 @@ use super::{
     REALIGN_MIN_ROW_BYTES,
 };
 use crate::atom::Family;
+use crate::batch::BatchPlan;
 use crate::realign;
 use crate::transpose::{TileKind, TileStage, NARROW_MAX_BYTES, NARROW_REGISTER_ROWS};
+use crate::Atom;
 
 impl Plan {
     /// The reason for each choice, one sentence each.
@@ -435,5 +438,57 @@ impl TensorPlan {
             }
         }
         v
+    }
+}
+
+impl fmt::Display for BatchPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "plan: {} of {} {} ({} item{}) on {} in one launch",
+            self.kind,
+            self.copies,
+            if self.copies == 1 { "copy" } else { "copies" },
+            self.items,
+            if self.items == 1 { "" } else { "s" },
+            Atom::Realign128
+        )?;
+        writeln!(
+            f,
+            "  - one kernel for all of them: the descriptors (shape, pitches, offsets, indices) {}; a warp task is (item, row, 2 KiB segment), {} tasks in all ({} blocks of {} warps); a batch finds each task's copy from a block table (for every 8 tasks, the last copy starting at or before them) over the prefix sums of the task counts",
+            if self.kind == "batch" { "live in device memory, uploaded once" } else { "travel in the launch's parameters" },
+            self.tasks,
+            self.blocks(),
+            realign::WARPS
+        )?;
+        writeln!(
+            f,
+            "  - every copy runs 16-byte-aligned loads and stores on its row bodies: {} of {} realign a side whose rows are not 16-byte aligned (funnel shifts in registers), the rest load and store aligned vectors directly; heads and tails go element by element",
+            self.realigned, self.copies
+        )?;
+        if self.coalesced > 0 {
+            writeln!(
+                f,
+                "  - {} cop{} contiguous on both sides, coalesced into one run",
+                self.coalesced,
+                if self.coalesced == 1 {
+                    "y is"
+                } else {
+                    "ies are"
+                }
+            )?;
+        }
+        if self.empty > 0 {
+            writeln!(
+                f,
+                "  - {} empty cop{} (no tasks)",
+                self.empty,
+                if self.empty == 1 { "y" } else { "ies" }
+            )?;
+        }
+        if self.kind != "batch" {
+            writeln!(f, "  - indices read on the device: negative = skip; past the end = skip and count in the IndexStatus (IndexStatus::check reports it)")?;
+        }
+        write!(f, "  - bytes read + written: {}", self.bytes)
     }
 }
