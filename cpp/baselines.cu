@@ -190,18 +190,18 @@ void launch_baseline_gather(RowsDesc const& d, std::uint64_t stream) {
   check_launch("gather_blocks_kernel");
 }
 
-void launch_baseline_pieces(std::uint32_t which, rust::Slice<std::uint64_t const> dsts,
+void launch_baseline_pieces(PiecesBaseline which, rust::Slice<std::uint64_t const> dsts,
                             rust::Slice<std::uint64_t const> srcs, rust::Slice<std::uint64_t const> sizes,
                             std::uint64_t stream) {
   if (dsts.size() != srcs.size() || dsts.size() != sizes.size())
     throw std::invalid_argument("pieces baseline: lists of different lengths");
   auto st = reinterpret_cast<cudaStream_t>(stream);
   cudaError_t err = cudaSuccess;
-  if (which == 0) {  // one cudaMemcpyAsync per piece
+  if (which == PiecesBaseline::MemcpyEach) {  // one cudaMemcpyAsync per piece
     for (std::size_t i = 0; i < dsts.size() && err == cudaSuccess; ++i)
       err = cudaMemcpyAsync(reinterpret_cast<void*>(dsts[i]), reinterpret_cast<void const*>(srcs[i]), sizes[i],
                             cudaMemcpyDeviceToDevice, st);
-  } else if (which == 1) {  // one cudaMemcpyBatchAsync (CUDA 12.8+) for all of them
+  } else if (which == PiecesBaseline::MemcpyBatch) {  // one cudaMemcpyBatchAsync (CUDA 12.8+) for all of them
     if (dsts.size() == 0) return;
     cudaMemcpyAttributes attr{};
     attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
@@ -210,34 +210,34 @@ void launch_baseline_pieces(std::uint32_t which, rust::Slice<std::uint64_t const
                                reinterpret_cast<void const* const*>(srcs.data()),
                                reinterpret_cast<std::size_t const*>(sizes.data()), dsts.size(), &attr, &idx, 1, st);
   } else {
-    throw std::invalid_argument("unknown pieces baseline " + std::to_string(which));
+    throw std::invalid_argument("unknown pieces baseline " + std::to_string(static_cast<unsigned>(which)));
   }
   if (err != cudaSuccess) throw_cuda(err, "pieces baseline");
 }
 
-void launch_baseline(CopyDesc const& d, std::uint32_t which) {
+void launch_baseline(CopyDesc const& d, BaselineKernel which) {
   if (d.rows == 0 || d.cols == 0) return;
   LaunchArgs a = args_of(d);
   int w = static_cast<int>(d.elem_bytes);
   cudaError_t err = cudaSuccess;
   switch (which) {
-    case 0:
+    case BaselineKernel::Naive:
       by_width<launch_naive<1>, launch_naive<2>, launch_naive<4>, launch_naive<8>>(w, a);
       return;
-    case 1:
+    case BaselineKernel::Vectorized16:
       if (d.src % 16 || d.dst % 16 || (d.ld_src * w) % 16 || (d.ld_dst * w) % 16)
         throw std::invalid_argument("vectorized baseline: rows are not 16-byte aligned");
       by_width<launch_vectorized<1>, launch_vectorized<2>, launch_vectorized<4>, launch_vectorized<8>>(w, a);
       return;
-    case 2:
+    case BaselineKernel::Memcpy2D:
       err = cudaMemcpy2DAsync(a.dst, d.ld_dst * w, a.src, d.ld_src * w, d.cols * w, d.rows,
                               cudaMemcpyDeviceToDevice, a.stream);
       break;
-    case 3:  // the same byte count as the logical region, as one contiguous block
+    case BaselineKernel::Memcpy:  // the same byte count as the logical region, as one contiguous block
       err = cudaMemcpyAsync(a.dst, a.src, d.rows * d.cols * w, cudaMemcpyDeviceToDevice, a.stream);
       break;
     default:
-      throw std::invalid_argument("unknown baseline " + std::to_string(which));
+      throw std::invalid_argument("unknown baseline " + std::to_string(static_cast<unsigned>(which)));
   }
   if (err != cudaSuccess) throw_cuda(err, "baseline memcpy");
 }

@@ -92,7 +92,7 @@ void launch_copy(CopyDesc const& d) {
   if (row.family == FamilyId::realign) {  // any alignment: only element alignment is required
     RowsDesc r = rows_of(d);
     launch_realign(static_cast<AtomId>(d.atom), width, r, nullptr, 0, realign_tasks(r), nullptr, 0, 0,
-                   reinterpret_cast<cudaStream_t>(d.stream));
+                   static_cast<int>(d.lean_threads), d.prefetch, reinterpret_cast<cudaStream_t>(d.stream));
     return;
   }
   require(d.src % bytes == 0 && d.dst % bytes == 0 && (d.ld_src * width) % bytes == 0 &&
@@ -120,14 +120,11 @@ void launch_rows(RowsDesc const& one, BatchLaunch const& b) {
   launch_realign(static_cast<AtomId>(b.atom), static_cast<int>(b.elem_bytes), one,
                  b.descs == 0 ? nullptr : reinterpret_cast<RowsDesc const*>(b.descs), static_cast<int>(b.count),
                  b.tasks, reinterpret_cast<unsigned long long*>(b.status), b.src_base, b.dst_base,
-                 reinterpret_cast<cudaStream_t>(b.stream));
+                 static_cast<int>(b.lean_threads), b.prefetch, reinterpret_cast<cudaStream_t>(b.stream));
 }
 
 std::int64_t rows_segments(std::int64_t row_bytes) { return realign_segments(row_bytes); }
 
-std::int32_t rows_lean_threads(RowsDesc const& d, std::int64_t l2_bytes) { return realign_lean_threads(d, 0, 0, l2_bytes); }
-std::int64_t rows_prefetch(RowsDesc const& d, std::int64_t l2_bytes) { return realign_prefetch(d, l2_bytes); }
-std::int64_t l2_bytes() { return device_l2_bytes(); }
 
 void launch_tensor(TensorDesc const& t) {
   AtomRow const& row = row_of(t.atom);
@@ -136,7 +133,12 @@ void launch_tensor(TensorDesc const& t) {
   std::int64_t const w = t.elem_bytes;
   require(t.rank >= 1 && t.rank <= 6, "rank must be 1 .. 6");
   require(t.mode_a < t.rank && t.mode_b < t.rank, "tile modes outside the rank");
-  require(t.kind <= 5 && (t.kind >= 2 || t.mode_a != t.mode_b || t.rank == 1), "bad tensor copy kind");
+  TensorKind const kind = t.kind;
+  bool const tiled = kind == TensorKind::Transpose || kind == TensorKind::Rows;
+  bool const in_registers = kind == TensorKind::NarrowRegisters || kind == TensorKind::NarrowLoadRegisters;
+  bool const narrow = kind == TensorKind::Narrow || kind == TensorKind::NarrowRegisters;  // short store mode
+  bool const narrow_load = kind == TensorKind::NarrowLoad || kind == TensorKind::NarrowLoadRegisters;
+  require((tiled || narrow || narrow_load) && (!tiled || t.mode_a != t.mode_b || t.rank == 1), "bad tensor copy kind");
   require(t.src % w == 0 && t.dst % w == 0 && t.src != 0 && t.dst != 0, "address not aligned to the element");
   std::int64_t tiles = 1;
   for (std::uint32_t m = 0; m < t.rank; ++m) {
@@ -150,15 +152,15 @@ void launch_tensor(TensorDesc const& t) {
   require(t.tiles_b == (eb + tb - 1) / tb, "tiles along b do not match the shape");
   require(t.tiles == tiles * t.tiles_a * t.tiles_b, "tile count does not match the shape");
   ConfigValues const c = config_transpose(static_cast<AtomId>(t.atom), static_cast<int>(w));
-  if (t.kind >= 4) {  // narrow tiles with registers as the stage: 2 .. 8 short rows, 16-byte accesses on both sides
+  if (in_registers) {  // narrow tiles with registers as the stage: 2 .. 8 short rows, 16-byte accesses on both sides
     require(t.vec_load && t.vec_store, "narrow tiles in registers need 16-byte loads and stores");
-    require((t.kind == 4 ? tb : ta) >= 2 && (t.kind == 4 ? tb : ta) <= 8, "narrow tiles in registers have 2 .. 8 rows");
+    require((narrow ? tb : ta) >= 2 && (narrow ? tb : ta) <= 8, "narrow tiles in registers have 2 .. 8 rows");
   }
-  if (t.kind == 2 || t.kind == 4) {
+  if (narrow) {
     require(t.mode_a != t.mode_b && tb == t.shape[t.mode_b] && t.tiles_b == 1, "narrow: the tile holds all of b");
     require(ta % (16 / w) == 0 && ta * tb * w <= c.smem_bytes, "narrow: tile does not fit the stage");
     require(t.dst_stride[t.mode_b] == 1 && t.dst_stride[t.mode_a] == tb, "narrow: destination tile is not one run");
-  } else if (t.kind == 3 || t.kind == 5) {
+  } else if (narrow_load) {
     require(t.mode_a != t.mode_b && ta == t.shape[t.mode_a] && t.tiles_a == 1, "narrow load: the tile holds all of a");
     require(tb % (16 / w) == 0 && ta * tb * w <= c.smem_bytes, "narrow load: tile does not fit the stage");
     require(t.src_stride[t.mode_a] == 1 && t.src_stride[t.mode_b] == ta, "narrow load: source tile is not one run");
@@ -174,11 +176,11 @@ void launch_tensor(TensorDesc const& t) {
     return ok;
   };
   if (t.vec_load)
-    require(aligned(t.src, t.src_stride.data(), t.mode_a, t.kind == 3 || t.kind == 5 ? t.mode_b : t.mode_a),
+    require(aligned(t.src, t.src_stride.data(), t.mode_a, narrow_load ? t.mode_b : t.mode_a),
             "vector loads need a 16-byte-aligned source");
   if (t.vec_store)
-    require(aligned(t.dst, t.dst_stride.data(), t.kind == 1 ? t.mode_a : t.mode_b,
-                    t.kind == 2 || t.kind == 4 ? t.mode_a : t.mode_b),
+    require(aligned(t.dst, t.dst_stride.data(), kind == TensorKind::Rows ? t.mode_a : t.mode_b,
+                    narrow ? t.mode_a : t.mode_b),
             "vector stores need a 16-byte-aligned destination");
   launch_transpose(static_cast<AtomId>(t.atom), static_cast<int>(w), t);
 }

@@ -1,7 +1,7 @@
 // The bridge without CUDA: what build.rs compiles instead of the nvcc library when DOCS_RS or
 // CUTE_COPY_NO_CUDA=1 is set (docs.rs, `cargo check` / `cargo doc` on a machine without a toolkit).
-// Plain host C++: one definition per function of cute_copy/bridge.h, each throwing the same
-// prefixed message, which cxx turns into an Err and Error::from_cxx into Error::NoKernels.
+// Plain host C++: one definition per function of cute_copy/bridge.h, each throwing NoKernels, which
+// the bridge's trycatch marks Fault::NoKernels and Error::from_cxx turns into Error::NoKernels.
 // To add a bridge function: add one line below, in the header's order.
 #include <stdexcept>
 #include <string>
@@ -12,10 +12,9 @@
 namespace cute_copy {
 namespace {
 
-// Keep in sync with NO_KERNELS_PREFIX in src/error.rs.
 [[noreturn]] void no_kernels(char const* call) {
-  throw std::runtime_error(std::string("cute-copy was built without CUDA kernels (DOCS_RS / CUTE_COPY_NO_CUDA): ") +
-                           call + " is unavailable; rebuild with a CUDA toolchain");
+  throw NoKernels(std::string("cute-copy was built without CUDA kernels (DOCS_RS / CUTE_COPY_NO_CUDA): ") + call +
+                  " is unavailable; rebuild with a CUDA toolchain");
 }
 
 }  // namespace
@@ -23,14 +22,11 @@ namespace {
 void launch_copy(CopyDesc const&) { no_kernels("launch_copy"); }
 void launch_rows(RowsDesc const&, BatchLaunch const&) { no_kernels("launch_rows"); }
 std::int64_t rows_segments(std::int64_t) { no_kernels("rows_segments"); }
-std::int32_t rows_lean_threads(RowsDesc const&, std::int64_t) { no_kernels("rows_lean_threads"); }
-std::int64_t rows_prefetch(RowsDesc const&, std::int64_t) { no_kernels("rows_prefetch"); }
-std::int64_t l2_bytes() { no_kernels("l2_bytes"); }
 void launch_tensor(TensorDesc const&) { no_kernels("launch_tensor"); }
 void launch_tutorial(CopyDesc const&) { no_kernels("launch_tutorial"); }
-void launch_baseline(CopyDesc const&, std::uint32_t) { no_kernels("launch_baseline"); }
+void launch_baseline(CopyDesc const&, BaselineKernel) { no_kernels("launch_baseline"); }
 void launch_baseline_gather(RowsDesc const&, std::uint64_t) { no_kernels("launch_baseline_gather"); }
-void launch_baseline_pieces(std::uint32_t, rust::Slice<std::uint64_t const>, rust::Slice<std::uint64_t const>,
+void launch_baseline_pieces(PiecesBaseline, rust::Slice<std::uint64_t const>, rust::Slice<std::uint64_t const>,
                             rust::Slice<std::uint64_t const>, std::uint64_t) {
   no_kernels("launch_baseline_pieces");
 }

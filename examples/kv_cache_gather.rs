@@ -7,8 +7,11 @@
 //! `cargo run --release --example kv_cache_gather` (prints "no GPU" and exits 0 without one,
 //! unless CUTE_COPY_REQUIRE_GPU=1).
 
+mod common;
+
 use std::process::ExitCode;
 
+use common::no_gpu;
 use cute_copy::reference::random_elements;
 use cute_copy::{DeviceMatrix, IndexStatus};
 use half::f16;
@@ -17,15 +20,7 @@ use rand::{Rng, SeedableRng};
 fn main() -> ExitCode {
     let stream = match cute_copy::stream(0) {
         Ok(s) => s,
-        Err(e) => {
-            println!("no GPU: {e}");
-            let required = std::env::var("CUTE_COPY_REQUIRE_GPU").as_deref() == Ok("1");
-            return if required {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(e) => return no_gpu(e),
     };
     match run(&stream) {
         Ok(()) => ExitCode::SUCCESS,

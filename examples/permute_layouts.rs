@@ -6,9 +6,12 @@
 //!
 //! Without a GPU it prints `no GPU: <why>` and exits 0 (non-zero with CUTE_COPY_REQUIRE_GPU=1).
 
+mod common;
+
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use common::no_gpu;
 use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::{DeviceTensor, Element, Layout};
 use rand::{Rng, SeedableRng};
@@ -86,15 +89,4 @@ fn permute<T: Element>(
         cute_copy::timing::gbps(bytes, ms)
     );
     Ok(())
-}
-
-/// No GPU (or no driver): say so and succeed, unless `CUTE_COPY_REQUIRE_GPU=1` asks for a failure.
-fn no_gpu(e: cute_copy::Error) -> ExitCode {
-    println!("no GPU: {e}");
-    if std::env::var("CUTE_COPY_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-        eprintln!("error: CUTE_COPY_REQUIRE_GPU=1 and no GPU was found");
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
 }

@@ -136,17 +136,11 @@ impl Atom {
             .map(|r| r.atom)
     }
 
-    /// The compiled configuration (thread layout, value layout, tile) of this atom for `dtype`.
+    /// The compiled configuration (thread layout, value layout, tile) of this atom for `dtype`:
+    /// plain values of the family's Rust module, no bridge call.
     pub fn kernel_config(self, dtype: DType) -> Result<KernelConfig> {
         self.values_for(dtype)?;
-        let c = crate::ffi::kernel_config(self as u32, dtype.size_bytes() as u32)?;
-        Ok(KernelConfig {
-            threads: c.threads as usize,
-            thr_layout: (c.thr_m as usize, c.thr_n as usize),
-            val_layout: (c.val_m as usize, c.val_n as usize),
-            tile: (c.tile_m as usize, c.tile_n as usize),
-            smem_bytes: c.smem_bytes as usize,
-        })
+        Ok(crate::tile::config(self, dtype))
     }
 }
 
@@ -220,7 +214,7 @@ mod tests {
         assert_eq!(c.smem_bytes, 64 * 64 * 4);
         // the realign kernel's warps per block, which plans and batches count blocks with
         let c = Atom::Realign128.kernel_config(DType::U8).unwrap();
-        assert_eq!(c.threads, 32 * crate::plan::REALIGN_WARPS);
-        assert_eq!(c.thr_layout, (crate::plan::REALIGN_WARPS, 32));
+        assert_eq!(c.threads, 32 * crate::realign::WARPS);
+        assert_eq!(c.thr_layout, (crate::realign::WARPS, 32));
     }
 }

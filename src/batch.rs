@@ -18,14 +18,16 @@
 use std::fmt;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
 
 use crate::device::check_context;
 use crate::error::{Error, Result};
-use crate::ffi::{self, BatchLaunch, RowsDesc};
+use crate::ffi::{self, RowsDesc};
+use crate::launch::{self, Span};
 use crate::plan::{coalesce, Operand, Operation};
+use crate::realign::{self, Rows, TABLE_TASKS};
 use crate::view::{span, MatrixView, MatrixViewMut};
-use crate::{Atom, DType, Element};
+use crate::{DType, Element};
 
 /// An index type the kernels read: `i32` or `i64`.
 pub trait Index: DeviceRepr + ValidAsZeroBits + Copy + Into<i64> + fmt::Debug + 'static {
@@ -65,53 +67,8 @@ impl Region {
     }
 }
 
-/// Where the rows of one side of a copy lie: byte address of row 0, rows, bytes per row, pitch.
-#[derive(Clone, Copy, Debug)]
-struct Extent {
-    addr: u64,
-    rows: u64,
-    row_bytes: u64,
-    pitch: u64,
-}
-
-impl Extent {
-    fn end(&self) -> u64 {
-        if self.rows == 0 || self.row_bytes == 0 {
-            self.addr
-        } else {
-            self.addr + (self.rows - 1) * self.pitch + self.row_bytes
-        }
-    }
-
-    /// Whether two row sets share a byte. Exact when the pitches are equal (rows of one strided
-    /// matrix, e.g. column strips); otherwise conservative: overlapping address spans count.
-    fn overlaps(&self, other: &Extent) -> bool {
-        if self.end() <= other.addr || other.end() <= self.addr {
-            return false;
-        }
-        if self.pitch != other.pitch || self.pitch == 0 {
-            return true;
-        }
-        let (a, b) = if self.addr <= other.addr {
-            (self, other)
-        } else {
-            (other, self)
-        };
-        let p = a.pitch;
-        let d = b.addr - a.addr;
-        let (q, r) = (d / p, d % p);
-        // Row i of a meets row j of b only for j = i - q (offset r) or j = i - q - 1 (r - p).
-        let rows_meet = |shift: u64| {
-            let lo = shift;
-            let hi = (shift + b.rows).min(a.rows);
-            lo < hi
-        };
-        (r < a.row_bytes && rows_meet(q)) || (r + b.row_bytes > p && rows_meet(q + 1))
-    }
-}
-
 /// Refuse a list of destination extents that share bytes with each other or with any source.
-fn check_disjoint(dsts: &[Extent], srcs: &[Extent]) -> Result<()> {
+fn check_disjoint(dsts: &[Rows], srcs: &[Rows]) -> Result<()> {
     let mut all: Vec<(u64, u64, bool, usize)> = dsts
         .iter()
         .enumerate()
@@ -142,92 +99,6 @@ fn check_disjoint(dsts: &[Extent], srcs: &[Extent]) -> Result<()> {
     Ok(())
 }
 
-/// Row descriptor of one plain copy or pad between two extents.
-fn copy_desc(s: Extent, d: Extent) -> Result<RowsDesc> {
-    Ok(RowsDesc {
-        src: s.addr,
-        dst: d.addr,
-        src_pitch: s.pitch as i64,
-        dst_pitch: d.pitch as i64,
-        src_row_bytes: s.row_bytes as i64,
-        dst_row_bytes: d.row_bytes as i64,
-        src_rows: s.rows as i64,
-        dst_rows: d.rows as i64,
-        items: 1,
-        index_bytes: 4,
-        index_stride: 1,
-        segs: ffi::rows_segments(d.row_bytes as i64)?,
-        ..RowsDesc::default()
-    })
-}
-
-fn tasks_of(d: &RowsDesc) -> i64 {
-    ffi::realign_tasks(d.items * d.dst_rows, d.segs)
-}
-
-/// A device buffer that counts indices found out of range by index-driven copies.
-///
-/// Allocate it once, pass it to every launch, and [`check`](IndexStatus::check) it when you
-/// synchronize: the kernels only add to it, `check` reads and clears it.
-#[derive(Debug)]
-pub struct IndexStatus {
-    /// [count, lowest item]
-    buf: CudaSlice<u64>,
-}
-
-impl IndexStatus {
-    /// A cleared status buffer on `stream`'s device.
-    pub fn new(stream: &Arc<CudaStream>) -> Result<Self> {
-        let buf = stream.clone_htod(&[0u64, u64::MAX])?;
-        Ok(IndexStatus { buf })
-    }
-
-    /// Wait for `stream`, then report what the launches since the last check found: `Ok` when
-    /// every index was in range (negative ones are skips, not errors), else
-    /// [`Error::IndexOutOfRange`]. Clears the status either way.
-    pub fn check(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
-        let v = stream.clone_dtoh(&self.buf)?;
-        stream.memcpy_htod(&[0u64, u64::MAX], &mut self.buf)?;
-        stream.synchronize()?;
-        match v[0] {
-            0 => Ok(()),
-            count => Err(Error::IndexOutOfRange {
-                count,
-                first_item: v[1],
-            }),
-        }
-    }
-
-    fn addr<'s>(&'s mut self, stream: &'s CudaStream) -> (u64, cudarc::driver::SyncOnDrop<'s>) {
-        self.buf.device_ptr_mut(stream)
-    }
-}
-
-/// Check host-side indices against `limit` (negative ones are skips) and upload them.
-/// An index at or past `limit` is [`Error::IndexOutOfRange`] before anything is uploaded.
-pub fn upload_indices<I: Index>(
-    stream: &Arc<CudaStream>,
-    indices: &[I],
-    limit: usize,
-) -> Result<CudaSlice<I>> {
-    let bad: Vec<usize> = indices
-        .iter()
-        .enumerate()
-        .filter(|(_, &i)| i.into() >= limit as i64)
-        .map(|(k, _)| k)
-        .collect();
-    if let Some(&first) = bad.first() {
-        return Err(Error::IndexOutOfRange {
-            count: bad.len() as u64,
-            first_item: first as u64,
-        });
-    }
-    if indices.is_empty() {
-        return Ok(stream.alloc_zeros::<I>(1)?);
-    }
-    Ok(stream.clone_htod(indices)?)
-}
-
 /// What one launch of a batch or index-driven copy does. `Display` prints it with its reasons.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BatchPlan {
@@ -252,7 +123,7 @@ pub struct BatchPlan {
 }
 
 impl BatchPlan {
-    fn of(kind: &'static str, dtype: DType, descs: &[RowsDesc]) -> Self {
+    pub(crate) fn of(kind: &'static str, dtype: DType, descs: &[RowsDesc]) -> Self {
         let mut p = BatchPlan {
             dtype,
             copies: descs.len(),
@@ -266,7 +137,7 @@ impl BatchPlan {
         };
         for d in descs {
             p.items += d.items as usize;
-            p.tasks += tasks_of(d);
+            p.tasks += realign::tasks_of(d);
             if d.dst_rows == 0 || d.dst_row_bytes == 0 || d.items == 0 {
                 p.empty += 1;
             }
@@ -286,59 +157,7 @@ impl BatchPlan {
 
     /// Blocks launched: one per 2 warp tasks (the realign kernel's blocks of 2 warps).
     pub fn blocks(&self) -> usize {
-        (self.tasks as usize).div_ceil(crate::plan::REALIGN_WARPS)
-    }
-}
-
-impl fmt::Display for BatchPlan {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "plan: {} of {} {} ({} item{}) on {} in one launch",
-            self.kind,
-            self.copies,
-            if self.copies == 1 { "copy" } else { "copies" },
-            self.items,
-            if self.items == 1 { "" } else { "s" },
-            Atom::Realign128
-        )?;
-        writeln!(
-            f,
-            "  - one kernel for all of them: the descriptors (shape, pitches, offsets, indices) {}; a warp task is (item, row, 2 KiB segment), {} tasks in all ({} blocks of {} warps); a batch finds each task's copy from a block table (for every 8 tasks, the last copy starting at or before them) over the prefix sums of the task counts",
-            if self.kind == "batch" { "live in device memory, uploaded once" } else { "travel in the launch's parameters" },
-            self.tasks,
-            self.blocks(),
-            crate::plan::REALIGN_WARPS
-        )?;
-        writeln!(
-            f,
-            "  - every copy runs 16-byte-aligned loads and stores on its row bodies: {} of {} realign a side whose rows are not 16-byte aligned (funnel shifts in registers), the rest load and store aligned vectors directly; heads and tails go element by element",
-            self.realigned, self.copies
-        )?;
-        if self.coalesced > 0 {
-            writeln!(
-                f,
-                "  - {} cop{} contiguous on both sides, coalesced into one run",
-                self.coalesced,
-                if self.coalesced == 1 {
-                    "y is"
-                } else {
-                    "ies are"
-                }
-            )?;
-        }
-        if self.empty > 0 {
-            writeln!(
-                f,
-                "  - {} empty cop{} (no tasks)",
-                self.empty,
-                if self.empty == 1 { "y" } else { "ies" }
-            )?;
-        }
-        if self.kind != "batch" {
-            writeln!(f, "  - indices read on the device: negative = skip; past the end = skip and count in the IndexStatus (IndexStatus::check reports it)")?;
-        }
-        write!(f, "  - bytes read + written: {}", self.bytes)
+        realign::blocks(self.tasks as usize)
     }
 }
 
@@ -370,7 +189,7 @@ impl fmt::Display for BatchPlan {
 /// ```
 #[derive(Debug)]
 pub struct Batch<T: Element> {
-    pairs: Vec<(Region, Region)>,
+    pub(crate) pairs: Vec<(Region, Region)>,
     /// Elements each side needs from its view's element (0, 0).
     needed: (usize, usize),
     /// Device descriptors (offsets from the views' element (0, 0)) and their task count.
@@ -456,7 +275,7 @@ impl<T: Element> Batch<T> {
             ld: r.ld,
             offset_bytes: 0,
         };
-        let extent = |r: &Region, o: Operand| Extent {
+        let extent = |r: &Region, o: Operand| Rows {
             addr: r.offset as u64 * e,
             rows: o.rows as u64,
             row_bytes: o.cols as u64 * e,
@@ -473,12 +292,12 @@ impl<T: Element> Batch<T> {
                     Operation::Pad
                 };
                 let (so, dop) = coalesce(op, operand(s), operand(d));
-                let mut desc = copy_desc(extent(s, so), extent(d, dop))?;
+                let mut desc = realign::rows_desc(extent(s, so), extent(d, dop));
                 if d.rows == 0 || d.cols == 0 {
                     desc.dst_rows = 0;
                 }
                 desc.task_begin = begin;
-                begin += tasks_of(&desc);
+                begin += realign::tasks_of(&desc);
                 Ok(desc)
             })
             .collect()
@@ -498,9 +317,9 @@ impl<T: Element> Batch<T> {
             return Ok(());
         }
         let descs = self.descriptors()?;
-        let dsts: Vec<Extent> = descs
+        let dsts: Vec<Rows> = descs
             .iter()
-            .map(|d| Extent {
+            .map(|d| Rows {
                 addr: d.dst,
                 rows: d.dst_rows as u64,
                 row_bytes: d.dst_row_bytes as u64,
@@ -508,14 +327,14 @@ impl<T: Element> Batch<T> {
             })
             .collect();
         check_disjoint(&dsts, &[])?;
-        let tasks = descs.iter().map(tasks_of).sum::<i64>();
+        let tasks = descs.iter().map(realign::tasks_of).sum::<i64>();
         let dev = stream.clone_htod(&device_image(&descs, tasks))?;
         self.uploaded = Some((dev, tasks));
         Ok(())
     }
 
     /// The views hold every region of the batch, and live in the stream's context.
-    fn check_views(
+    pub(crate) fn check_views(
         &self,
         src: &MatrixView<'_, T>,
         dst: &MatrixViewMut<'_, T>,
@@ -553,32 +372,23 @@ impl<T: Element> Batch<T> {
         // Hold every buffer's guard until the launch is enqueued.
         let src_pin = src.pin(stream);
         let dst_pin = dst.pin(stream);
-        let (s_len, d_len) = (self.needed.0 as u64 * e, self.needed.1 as u64 * e);
-        if src_pin.addr < dst_pin.addr + d_len && dst_pin.addr < src_pin.addr + s_len {
-            return Err(Error::Overlap);
-        }
-        let (descs_addr, _g) = descs.device_ptr(stream);
-        stream.context().bind_to_thread()?;
-        ffi::launch_rows(
-            &RowsDesc::default(),
-            &BatchLaunch {
-                atom: Atom::Realign128 as u32,
-                elem_bytes: e as u32,
-                descs: descs_addr,
-                count: self.pairs.len() as u64,
-                tasks: *tasks,
-                status: 0,
-                src_base: src_pin.addr,
-                dst_base: dst_pin.addr,
-                stream: stream.cu_stream() as u64,
+        launch::disjoint(
+            Span {
+                addr: src_pin.addr,
+                bytes: self.needed.0 as u64 * e,
+            },
+            Span {
+                addr: dst_pin.addr,
+                bytes: self.needed.1 as u64 * e,
             },
         )?;
+        let (descs_addr, _g) = descs.device_ptr(stream);
+        let bases = (src_pin.addr, dst_pin.addr);
+        let count = self.pairs.len();
+        launch::batch(descs_addr, count, *tasks, T::DTYPE, bases, stream)?;
         Ok(*tasks)
     }
 }
-
-/// Warp tasks per entry of a batch's block table (`kTableTasks` in cpp/kernels/realign.cu).
-const TABLE_TASKS: i64 = 8;
 
 /// What a batch puts in device memory: the descriptors (sorted by `task_begin`), then a block
 /// table: for each group of [`TABLE_TASKS`] tasks, the u32 index of the last descriptor whose
@@ -601,435 +411,12 @@ fn device_image(descs: &[RowsDesc], tasks: i64) -> Vec<u8> {
     bytes
 }
 
-/// One index-driven descriptor, launched by value with the status buffer.
-fn launch_indexed(
-    desc: RowsDesc,
-    dtype: DType,
-    status: &mut IndexStatus,
-    stream: &Arc<CudaStream>,
-) -> Result<()> {
-    let tasks = tasks_of(&desc);
-    if tasks == 0 {
-        return Ok(());
-    }
-    let (status_addr, _g) = status.addr(stream);
-    stream.context().bind_to_thread()?;
-    // A one-descriptor batch: the descriptor goes by value when `count` is 0 (no device array).
-    ffi::launch_rows(
-        &desc,
-        &BatchLaunch {
-            atom: Atom::Realign128 as u32,
-            elem_bytes: dtype.size_bytes() as u32,
-            descs: 0,
-            count: 1,
-            tasks,
-            status: status_addr,
-            src_base: 0,
-            dst_base: 0,
-            stream: stream.cu_stream() as u64,
-        },
-    )
-}
-
-fn index_addr<'s, I: Index>(
-    idx: &'s CudaSlice<I>,
-    stream: &'s Arc<CudaStream>,
-) -> Result<(u64, cudarc::driver::SyncOnDrop<'s>)> {
-    check_context("indices", idx.context(), stream)?;
-    Ok(idx.device_ptr(stream))
-}
-
-fn check_cols<T: Element>(src: &MatrixView<'_, T>, dst: &MatrixViewMut<'_, T>) -> Result<()> {
-    if src.cols() != dst.cols() {
-        return Err(Error::ShapeMismatch {
-            src: (src.rows(), src.cols()),
-            dst: (dst.rows(), dst.cols()),
-            what: "rows move between matrices of the same number of columns",
-        });
-    }
-    src.geometry()?.check_extent()?;
-    dst.geometry()?.check_extent()
-}
-
-fn pinned_pair<'s, T: Element>(
-    src: &'s MatrixView<'_, T>,
-    dst: &'s mut MatrixViewMut<'_, T>,
-    stream: &'s Arc<CudaStream>,
-) -> Result<(crate::view::Pinned<'s>, crate::view::Pinned<'s>)> {
-    check_context("source", src.context(), stream)?;
-    check_context("destination", dst.context(), stream)?;
-    let e = T::DTYPE.size_bytes() as u64;
-    let (sg, dg) = (src.geometry()?, dst.geometry()?);
-    let s = src.pin(stream);
-    let d = dst.pin(stream);
-    let s_len = span(sg.rows, sg.cols, sg.ld)? as u64 * e;
-    let d_len = span(dg.rows, dg.cols, dg.ld)? as u64 * e;
-    if s.addr < d.addr + d_len && d.addr < s.addr + s_len {
-        return Err(Error::Overlap);
-    }
-    Ok((s, d))
-}
-
-fn row_desc<T: Element>(src: &MatrixView<'_, T>, dst: &MatrixViewMut<'_, T>) -> Result<RowsDesc> {
-    let e = T::DTYPE.size_bytes() as i64;
-    let row_bytes = src.cols() as i64 * e;
-    Ok(RowsDesc {
-        src_pitch: 0,
-        dst_pitch: 0,
-        src_row_bytes: row_bytes,
-        dst_row_bytes: row_bytes,
-        src_rows: 1,
-        dst_rows: 1,
-        src_item_stride: src.ld() as i64 * e,
-        dst_item_stride: dst.ld() as i64 * e,
-        src_items: src.rows() as i64,
-        dst_items: dst.rows() as i64,
-        index_stride: 1,
-        segs: ffi::rows_segments(row_bytes)?,
-        ..RowsDesc::default()
-    })
-}
-
-/// Row gather: `dst[i, :] = src[indices[i], :]` for every row `i` of `dst`, in one launch.
-/// `indices` holds at least `dst.rows()` entries on the device; a negative entry leaves its
-/// destination row untouched; one at or past `src.rows()` too, and is counted in `status`.
-///
-/// ```no_run
-/// # fn main() -> Result<(), cute_copy::Error> {
-/// let stream = cute_copy::stream(0)?;
-/// let table = cute_copy::DeviceMatrix::<f32>::zeros(&stream, 50_000, 256, 256)?;
-/// let mut out = cute_copy::DeviceMatrix::<f32>::zeros(&stream, 3, 256, 256)?;
-/// let idx = cute_copy::upload_indices(&stream, &[7i64, -1, 49_999], table.rows())?;
-/// let mut status = cute_copy::IndexStatus::new(&stream)?;
-/// cute_copy::gather_rows(&table.view(), &idx, &mut out.view_mut(), &mut status, &stream)?;
-/// status.check(&stream)?; // waits; Err(IndexOutOfRange) if an index was past the end
-/// # Ok(()) }
-/// ```
-pub fn gather_rows<T: Element, I: Index>(
-    src: &MatrixView<'_, T>,
-    indices: &CudaSlice<I>,
-    dst: &mut MatrixViewMut<'_, T>,
-    status: &mut IndexStatus,
-    stream: &Arc<CudaStream>,
-) -> Result<BatchPlan> {
-    indexed_rows(Indexed::Source, src, indices, dst, status, stream)
-}
-
-/// Row scatter: `dst[indices[i], :] = src[i, :]` for every row `i` of `src`, in one launch.
-/// Negative entries skip their source row; entries at or past `dst.rows()` are skipped and counted
-/// in `status`. With repeated indices one of the writers wins, unspecified which.
-pub fn scatter_rows<T: Element, I: Index>(
-    src: &MatrixView<'_, T>,
-    indices: &CudaSlice<I>,
-    dst: &mut MatrixViewMut<'_, T>,
-    status: &mut IndexStatus,
-    stream: &Arc<CudaStream>,
-) -> Result<BatchPlan> {
-    indexed_rows(Indexed::Destination, src, indices, dst, status, stream)
-}
-
-/// Which side of a row gather or scatter the indices address.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Indexed {
-    /// `dst[i] = src[indices[i]]`: one index per destination row.
-    Source,
-    /// `dst[indices[i]] = src[i]`: one index per source row.
-    Destination,
-}
-
-fn indexed_rows<T: Element, I: Index>(
-    which: Indexed,
-    src: &MatrixView<'_, T>,
-    indices: &CudaSlice<I>,
-    dst: &mut MatrixViewMut<'_, T>,
-    status: &mut IndexStatus,
-    stream: &Arc<CudaStream>,
-) -> Result<BatchPlan> {
-    check_cols(src, dst)?;
-    let (rows, what, kind) = match which {
-        Indexed::Source => (dst.rows(), "destination", "row gather"),
-        Indexed::Destination => (src.rows(), "source", "row scatter"),
-    };
-    if indices.len() < rows {
-        return Err(Error::Shape(format!(
-            "{} indices for {rows} {what} rows",
-            indices.len()
-        )));
-    }
-    let (idx, _ig) = index_addr(indices, stream)?;
-    let mut desc = row_desc(src, dst)?;
-    desc.items = if src.cols() == 0 { 0 } else { rows as i64 };
-    let (s, d) = pinned_pair(src, dst, stream)?;
-    (desc.src, desc.dst) = (s.addr, d.addr);
-    match which {
-        Indexed::Source => desc.src_index = idx,
-        Indexed::Destination => desc.dst_index = idx,
-    }
-    desc.index_bytes = I::BYTES;
-    let plan = BatchPlan::of(kind, T::DTYPE, &[desc]);
-    launch_indexed(desc, T::DTYPE, status, stream)?;
-    Ok(plan)
-}
-
-/// Block-table copy (paged KV-cache copy and swap): for each pair `k`, the block
-/// `pairs[2k]` of `src` goes to block `pairs[2k + 1]` of `dst`, in one launch. A block is
-/// `block_rows` consecutive rows: block `b` is rows `b * block_rows ..` of the view, so a pool of
-/// `n` blocks is a `(n * block_rows) × cols` matrix (vLLM's `[num_blocks, block_size, ...]`).
-/// `pairs` holds `2 * n` entries (`[n, 2]` row-major) on the device. A negative entry skips the
-/// pair; one past the last whole block of its side is skipped and counted in `status`.
-pub fn copy_blocks<T: Element, I: Index>(
-    src: &MatrixView<'_, T>,
-    dst: &mut MatrixViewMut<'_, T>,
-    block_rows: usize,
-    pairs: &CudaSlice<I>,
-    status: &mut IndexStatus,
-    stream: &Arc<CudaStream>,
-) -> Result<BatchPlan> {
-    check_cols(src, dst)?;
-    if block_rows == 0 {
-        return Err(Error::Shape("blocks of 0 rows".into()));
-    }
-    if pairs.len() % 2 != 0 {
-        return Err(Error::Shape(format!(
-            "a block table holds pairs: {} entries is odd",
-            pairs.len()
-        )));
-    }
-    let (idx, _ig) = index_addr(pairs, stream)?;
-    let dst_blocks = (dst.rows() / block_rows) as i64;
-    let ld = dst.ld() as i64;
-    let (s, d) = pinned_pair(src, dst, stream)?;
-    let e = T::DTYPE.size_bytes() as i64;
-    let (cols, ls) = (src.cols() as i64, src.ld() as i64);
-    let br = block_rows as i64;
-    // Contiguous blocks on both sides coalesce into one run each.
-    let (rows, row_bytes, sp, dp) = if ls == cols && ld == cols {
-        (1, br * cols * e, br * cols * e, br * cols * e)
-    } else {
-        (br, cols * e, ls * e, ld * e)
-    };
-    let desc = RowsDesc {
-        src: s.addr,
-        dst: d.addr,
-        src_pitch: sp,
-        dst_pitch: dp,
-        src_row_bytes: row_bytes,
-        dst_row_bytes: row_bytes,
-        src_rows: rows,
-        dst_rows: rows,
-        items: if cols == 0 { 0 } else { pairs.len() as i64 / 2 },
-        src_item_stride: br * ls * e,
-        dst_item_stride: br * ld * e,
-        src_index: idx,
-        dst_index: idx + I::BYTES as u64,
-        src_items: (src.rows() / block_rows) as i64,
-        dst_items: dst_blocks,
-        index_bytes: I::BYTES,
-        index_stride: 2,
-        segs: ffi::rows_segments(row_bytes)?,
-        task_begin: 0,
-    };
-    let plan = BatchPlan::of("block copy", T::DTYPE, &[desc]);
-    launch_indexed(desc, T::DTYPE, status, stream)?;
-    Ok(plan)
-}
-
-/// A non-CuTe way to do a batch's or block table's work, for benchmarks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BatchBaseline {
-    /// A plain hand-written gather kernel (one CUDA block per table entry, 16-byte vectors, 4 in
-    /// flight per thread); block tables of contiguous 16-byte-aligned blocks only.
-    HandGather,
-    /// One `cudaMemcpyAsync` per contiguous piece (a block, or a row of a block or copy).
-    MemcpyEach,
-    /// All pieces in one `cudaMemcpyBatchAsync` (CUDA 12.8+).
-    MemcpyBatch,
-}
-
-/// The rows of one side as (address, bytes) pieces: one per row, or one when contiguous.
-fn pieces_of(base: u64, rows: u64, row_bytes: u64, pitch: u64, out: &mut Vec<(u64, u64)>) {
-    if rows == 0 || row_bytes == 0 {
-        return;
-    }
-    if pitch == row_bytes {
-        out.push((base, rows * row_bytes));
-    } else {
-        out.extend((0..rows).map(|r| (base + r * pitch, row_bytes)));
-    }
-}
-
-/// [`copy_blocks`]'s work done by `which`, with the block table also given on the host
-/// (`pairs_host`, equal to `pairs`) for the memcpy baselines, which need the addresses there.
-/// Entries must be in range; negative ones are skipped.
-#[allow(clippy::too_many_arguments)]
-pub fn copy_blocks_baseline<T: Element>(
-    which: BatchBaseline,
-    src: &MatrixView<'_, T>,
-    dst: &mut MatrixViewMut<'_, T>,
-    block_rows: usize,
-    pairs_host: &[i32],
-    pairs: &CudaSlice<i32>,
-    stream: &Arc<CudaStream>,
-) -> Result<()> {
-    check_cols(src, dst)?;
-    let (src_blocks, dst_blocks) = (
-        src.rows() / block_rows.max(1),
-        dst.rows() / block_rows.max(1),
-    );
-    if block_rows == 0 || pairs_host.len() != pairs.len() || pairs_host.len() % 2 != 0 {
-        return Err(Error::Shape(
-            "block table: host and device copies differ, or odd".into(),
-        ));
-    }
-    let bad = pairs_host
-        .chunks(2)
-        .position(|p| p[0] as i64 >= src_blocks as i64 || p[1] as i64 >= dst_blocks as i64);
-    if let Some(first) = bad {
-        return Err(Error::IndexOutOfRange {
-            count: 1,
-            first_item: first as u64,
-        });
-    }
-    let e = T::DTYPE.size_bytes() as u64;
-    let (cols, ls, ld, br) = (
-        src.cols() as u64,
-        src.ld() as u64,
-        dst.ld() as u64,
-        block_rows as u64,
-    );
-    let (idx, _ig) = index_addr(pairs, stream)?;
-    let (s, d) = pinned_pair(src, dst, stream)?;
-    stream.context().bind_to_thread()?;
-    let cu = stream.cu_stream() as u64;
-    if which == BatchBaseline::HandGather {
-        if ls != cols || ld != cols {
-            return Err(Error::Unsupported(
-                "the hand gather baseline needs contiguous blocks".into(),
-            ));
-        }
-        let bytes = (br * cols * e) as i64;
-        let desc = RowsDesc {
-            src: s.addr,
-            dst: d.addr,
-            src_row_bytes: bytes,
-            dst_row_bytes: bytes,
-            src_rows: 1,
-            dst_rows: 1,
-            items: pairs_host.len() as i64 / 2,
-            src_item_stride: bytes,
-            dst_item_stride: bytes,
-            src_index: idx,
-            dst_index: idx + 4,
-            index_bytes: 4,
-            index_stride: 2,
-            segs: 1,
-            ..RowsDesc::default()
-        };
-        return ffi::launch_baseline_batch(Some(&desc), 0, (&[], &[], &[]), cu);
-    }
-    let (mut dsts, mut srcs, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
-    for p in pairs_host.chunks(2) {
-        if p[0] < 0 || p[1] < 0 {
-            continue;
-        }
-        let (mut sp, mut dp) = (Vec::new(), Vec::new());
-        pieces_of(
-            s.addr + p[0] as u64 * br * ls * e,
-            br,
-            cols * e,
-            ls * e,
-            &mut sp,
-        );
-        pieces_of(
-            d.addr + p[1] as u64 * br * ld * e,
-            br,
-            cols * e,
-            ld * e,
-            &mut dp,
-        );
-        if sp.len() != dp.len() {
-            // One side contiguous, the other not: go row by row on both.
-            sp.clear();
-            dp.clear();
-            sp.extend((0..br).map(|r| (s.addr + (p[0] as u64 * br + r) * ls * e, cols * e)));
-            dp.extend((0..br).map(|r| (d.addr + (p[1] as u64 * br + r) * ld * e, cols * e)));
-        }
-        for ((sa, n), (da, _)) in sp.into_iter().zip(dp) {
-            srcs.push(sa);
-            dsts.push(da);
-            sizes.push(n);
-        }
-    }
-    let which = if which == BatchBaseline::MemcpyEach {
-        0
-    } else {
-        1
-    };
-    ffi::launch_baseline_batch(None, which, (&dsts, &srcs, &sizes), cu)
-}
-
-impl<T: Element> Batch<T> {
-    /// The batch's work done by `which` (`MemcpyEach`: one `cudaMemcpy2DAsync` per copy;
-    /// `MemcpyBatch`: every row of every copy in one `cudaMemcpyBatchAsync`), for benchmarks.
-    /// Copies only (a pad's zeros are not written).
-    pub fn launch_baseline(
-        &self,
-        which: BatchBaseline,
-        src: &MatrixView<'_, T>,
-        dst: &mut MatrixViewMut<'_, T>,
-        stream: &Arc<CudaStream>,
-    ) -> Result<()> {
-        let e = T::DTYPE.size_bytes() as u64;
-        self.check_views(src, dst, stream)?;
-        let s = src.pin(stream);
-        let d = dst.pin(stream);
-        stream.context().bind_to_thread()?;
-        let cu = stream.cu_stream() as u64;
-        match which {
-            BatchBaseline::HandGather => Err(Error::Unsupported(
-                "the hand gather baseline is for block tables".into(),
-            )),
-            BatchBaseline::MemcpyEach => {
-                for (sr, dr) in &self.pairs {
-                    let desc = crate::ffi::CopyDesc {
-                        atom: Atom::Universal as u32,
-                        elem_bytes: e as u32,
-                        src: s.addr + sr.offset as u64 * e,
-                        dst: d.addr + dr.offset as u64 * e,
-                        rows: sr.rows as u64,
-                        cols: sr.cols as u64,
-                        dst_rows: sr.rows as u64,
-                        dst_cols: sr.cols as u64,
-                        ld_src: sr.ld as u64,
-                        ld_dst: dr.ld as u64,
-                        stream: cu,
-                        flags: 0,
-                    };
-                    ffi::launch(&desc, ffi::Kernel::Baseline(2))?;
-                }
-                Ok(())
-            }
-            BatchBaseline::MemcpyBatch => {
-                let (mut dsts, mut srcs, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
-                for (sr, dr) in &self.pairs {
-                    for r in 0..sr.rows as u64 {
-                        srcs.push(s.addr + (sr.offset as u64 + r * sr.ld as u64) * e);
-                        dsts.push(d.addr + (dr.offset as u64 + r * dr.ld as u64) * e);
-                        sizes.push(sr.cols as u64 * e);
-                    }
-                }
-                ffi::launch_baseline_batch(None, 1, (&dsts, &srcs, &sizes), cu)
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ext(addr: u64, rows: u64, row_bytes: u64, pitch: u64) -> Extent {
-        Extent {
+    fn ext(addr: u64, rows: u64, row_bytes: u64, pitch: u64) -> Rows {
+        Rows {
             addr,
             rows,
             row_bytes,
@@ -1038,8 +425,8 @@ mod tests {
     }
 
     /// Byte-by-byte truth for two extents.
-    fn brute(a: &Extent, b: &Extent) -> bool {
-        let bytes = |e: &Extent| {
+    fn brute(a: &Rows, b: &Rows) -> bool {
+        let bytes = |e: &Rows| {
             (0..e.rows)
                 .flat_map(move |r| (0..e.row_bytes).map(move |c| e.addr + r * e.pitch + c))
                 .collect::<std::collections::HashSet<u64>>()

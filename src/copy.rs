@@ -13,10 +13,10 @@ use crate::error::{Error, Result};
 use crate::ffi::{self, CopyDesc, Kernel};
 use crate::plan::{Operand, Operation, Plan};
 use crate::view::{Geometry, MatrixView, MatrixViewMut, RawMatrix};
-use crate::{Atom, DType, Element};
+use crate::{Atom, DType, DeviceInfo, Element};
 
 /// One side of a copy, as planning and launching see it.
-struct Side<'a> {
+pub(crate) struct Side<'a> {
     geo: Geometry,
     /// Address of the allocation's start when known (raw memory), else 0 (cudarc buffers are
     /// 256-byte aligned, which is all alignment planning needs).
@@ -37,7 +37,7 @@ impl Side<'_> {
     }
 }
 
-fn side_of<'a, T: Element>(v: &'a MatrixView<'_, T>) -> Result<Side<'a>> {
+pub(crate) fn side_of<'a, T: Element>(v: &'a MatrixView<'_, T>) -> Result<Side<'a>> {
     Ok(Side {
         geo: v.geometry()?,
         alloc_base: v.alloc_base(),
@@ -45,7 +45,7 @@ fn side_of<'a, T: Element>(v: &'a MatrixView<'_, T>) -> Result<Side<'a>> {
     })
 }
 
-fn side_of_mut<'a, T: Element>(v: &'a MatrixViewMut<'_, T>) -> Result<Side<'a>> {
+pub(crate) fn side_of_mut<'a, T: Element>(v: &'a MatrixViewMut<'_, T>) -> Result<Side<'a>> {
     Ok(Side {
         geo: v.geometry()?,
         alloc_base: v.alloc_base(),
@@ -53,7 +53,7 @@ fn side_of_mut<'a, T: Element>(v: &'a MatrixViewMut<'_, T>) -> Result<Side<'a>> 
     })
 }
 
-fn make_plan(
+pub(crate) fn make_plan(
     dtype: DType,
     src: &Side,
     dst: &Side,
@@ -62,7 +62,16 @@ fn make_plan(
 ) -> Result<Plan> {
     src.geo.check_extent()?;
     dst.geo.check_extent()?;
-    let plan = Plan::new(dtype, src.operand(dtype), dst.operand(dtype), atom, None)?;
+    // The device facts come from the source's context (asked once per device, then kept).
+    let device = DeviceInfo::of(src.ctx)?;
+    let plan = Plan::build(
+        dtype,
+        src.operand(dtype),
+        dst.operand(dtype),
+        atom,
+        None,
+        Some(device),
+    )?;
     if want == Some(Operation::Copy) && plan.operation != Operation::Copy {
         return Err(Error::ShapeMismatch {
             src: (src.geo.rows, src.geo.cols),
@@ -254,47 +263,6 @@ pub fn launch_overhead_ns<T: Element>(
     Ok((rust_ns, bare))
 }
 
-/// A non-CuTe baseline, for comparison in benchmarks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Baseline {
-    /// One element per thread.
-    Naive,
-    /// Hand-vectorized 16-byte accesses with a scalar tail (16-byte-aligned rows only).
-    Vectorized16,
-    /// `cudaMemcpy2DAsync`, device to device.
-    Memcpy2D,
-    /// `cudaMemcpyAsync` of the same byte count, contiguous: the practical limit.
-    Memcpy,
-}
-
-/// Launch a baseline copy of `src` into `dst` (same shape). `Memcpy` needs both views packed.
-pub fn launch_baseline<T: Element>(
-    which: Baseline,
-    src: &MatrixView<'_, T>,
-    dst: &mut MatrixViewMut<'_, T>,
-    stream: &Arc<CudaStream>,
-) -> Result<()> {
-    // An element-wise plan: the baselines take the views' own shapes, never a coalesced run.
-    let plan = make_plan(
-        T::DTYPE,
-        &side_of(src)?,
-        &side_of_mut(dst)?,
-        Some(Atom::Universal),
-        Some(Operation::Copy),
-    )?;
-    if which == Baseline::Memcpy && (plan.src.ld != plan.src.cols || plan.dst.ld != plan.dst.cols) {
-        return Err(Error::Unsupported(
-            "the memcpy baseline needs packed views".into(),
-        ));
-    }
-    if which == Baseline::Vectorized16 && (plan.src_bits < 128 || plan.dst_bits < 128) {
-        return Err(Error::Unsupported(
-            "the vectorized baseline needs 16-byte-aligned rows".into(),
-        ));
-    }
-    enqueue_typed(&plan, src, dst, stream, Kernel::Baseline(which as u32))
-}
-
 /// [`copy`] between run-time-typed views ([`RawMatrix`]), for interop with code whose element type
 /// is only known at run time (a framework's tensor, say). Different dtypes on the two sides are
 /// [`Error::DTypeMismatch`]; `atom` as in [`copy_with`], `None` for the widest legal one.
@@ -345,19 +313,15 @@ fn run_raw(
         return Ok(plan);
     }
     check_contexts(&s, &d, stream)?;
-    let e = src.dtype().size_bytes() as u64;
-    with_desc(
-        &plan,
-        (s.geo, src.ptr() + s.geo.offset as u64 * e),
-        (d.geo, dst.ptr() + d.geo.offset as u64 * e),
-        stream,
-        |desc| ffi::launch(desc, Kernel::Menu),
-    )?;
+    let e = src.dtype().size_bytes();
+    let at = |g: &Geometry, ptr: u64| g.span_at(ptr + (g.offset * e) as u64, e);
+    let (ss, ds) = (at(&s.geo, src.ptr())?, at(&d.geo, dst.ptr())?);
+    crate::launch::copy(&plan, ss, ds, stream, Kernel::Menu)?;
     Ok(plan)
 }
 
 /// Pin both typed views (holding cudarc's guards until the launch is enqueued) and launch.
-fn enqueue_typed<T: Element>(
+pub(crate) fn enqueue_typed<T: Element>(
     plan: &Plan,
     src: &MatrixView<'_, T>,
     dst: &mut MatrixViewMut<'_, T>,
@@ -382,57 +346,12 @@ fn pinned<T: Element>(
     let (sg, dg) = (src.geometry()?, dst.geometry()?);
     let src_pin = src.pin(stream);
     let dst_pin = dst.pin(stream);
-    with_desc(plan, (sg, src_pin.addr), (dg, dst_pin.addr), stream, f)
+    let e = plan.dtype.size_bytes();
+    let (s, d) = (sg.span_at(src_pin.addr, e)?, dg.span_at(dst_pin.addr, e)?);
+    crate::launch::with_copy_desc(plan, s, d, stream, f)
 }
 
 fn check_contexts(src: &Side, dst: &Side, stream: &Arc<CudaStream>) -> Result<()> {
     check_context("source", src.ctx, stream)?;
     check_context("destination", dst.ctx, stream)
-}
-
-/// For a non-empty plan whose buffers are in the stream's context (checked by the caller): check
-/// the device for the atom and overlap on the real addresses of element (0, 0), build the
-/// descriptor, and hand it to `f` with the stream's context bound to this thread.
-pub(crate) fn with_desc(
-    plan: &Plan,
-    (sg, src_addr): (Geometry, u64),
-    (dg, dst_addr): (Geometry, u64),
-    stream: &Arc<CudaStream>,
-    f: impl FnOnce(&CopyDesc) -> Result<()>,
-) -> Result<()> {
-    let needed = plan.atom.min_compute_capability();
-    if needed > 7 {
-        let (major, minor) = stream.context().compute_capability()?;
-        if (major as u32) < needed {
-            return Err(Error::UnsupportedArch {
-                atom: plan.atom,
-                needed,
-                major: major as u32,
-                minor: minor as u32,
-            });
-        }
-    }
-    let e = plan.dtype.size_bytes() as u64;
-    let span = |g: &Geometry| crate::view::span(g.rows, g.cols, g.ld).map(|n| n as u64 * e);
-    let (s_len, d_len) = (span(&sg)?, span(&dg)?);
-    if src_addr < dst_addr + d_len && dst_addr < src_addr + s_len {
-        return Err(Error::Overlap);
-    }
-    stream.context().bind_to_thread()?;
-    let desc = CopyDesc {
-        atom: plan.atom as u32,
-        elem_bytes: e as u32,
-        src: src_addr,
-        dst: dst_addr,
-        // The shapes the kernel receives: the views' own, or their coalesced run.
-        rows: plan.launched.0.rows as u64,
-        cols: plan.launched.0.cols as u64,
-        dst_rows: plan.launched.1.rows as u64,
-        dst_cols: plan.launched.1.cols as u64,
-        ld_src: plan.launched.0.ld as u64,
-        ld_dst: plan.launched.1.ld as u64,
-        stream: stream.cu_stream() as u64,
-        flags: if plan.peel { 0 } else { ffi::FLAG_NO_PEEL },
-    };
-    f(&desc)
 }

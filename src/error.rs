@@ -1,5 +1,6 @@
 //! The crate's one error type.
 
+use crate::ffi::Fault;
 use crate::{Atom, DType};
 
 /// Everything that can go wrong, checked before anything is launched where it can be.
@@ -176,27 +177,56 @@ pub enum Error {
 }
 
 impl Error {
-    /// Turn a C++ exception into an error: `cudaErrorX: message (...)` is a CUDA error, anything else
-    /// a refusal.
+    /// Turn a C++ exception into an error by its [`Fault`] code, the message's first byte (the
+    /// bridge's `trycatch`, `cpp/include/cute_copy/bridge.h`): a CUDA failure carries CUDA's
+    /// name for the error and its description, separated by 0x1f.
     pub(crate) fn from_cxx(e: cxx::Exception) -> Self {
         let what = e.what();
-        if what.starts_with(NO_KERNELS_PREFIX) {
-            return Error::NoKernels(what.to_string());
-        }
-        match what.split_once(": ") {
-            Some((name, message)) if name.starts_with("cuda") && !name.contains(' ') => {
-                Error::Cuda {
-                    name: name.to_string(),
-                    message: message.to_string(),
-                }
+        let code = what.as_bytes().first().copied();
+        let is = |f: Fault| code == Some(f.repr);
+        let text = if [Fault::Refused, Fault::Cuda, Fault::NoKernels]
+            .into_iter()
+            .any(is)
+        {
+            &what[1..] // an ASCII code byte
+        } else {
+            what
+        };
+        if is(Fault::Cuda) {
+            let (name, message) = text.split_once('\x1f').unwrap_or(("cudaError", text));
+            Error::Cuda {
+                name: name.to_string(),
+                message: message.to_string(),
             }
-            _ => Error::Refused(what.to_string()),
+        } else if is(Fault::NoKernels) {
+            Error::NoKernels(text.to_string())
+        } else {
+            Error::Refused(text.to_string())
         }
     }
 }
 
-/// How `cpp/no_cuda.cc` starts every message: the bridge of a build without CUDA kernels.
-const NO_KERNELS_PREFIX: &str = "cute-copy was built without CUDA kernels";
-
 /// Shorthand for this crate's results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A C++ exception arrives as its Fault code plus its text: a refusal of the kernel library's
+    /// second line of checks, or the no-kernels build's answer (host calls, no GPU needed).
+    #[test]
+    fn cxx_exceptions_arrive_typed_by_their_fault_code() {
+        let kernels = crate::ffi::rows_segments(0).is_ok();
+        match crate::ffi::kernel_config(9999, 1) {
+            Err(Error::Refused(m)) if kernels => assert_eq!(m, "unknown atom 9999"),
+            Err(Error::NoKernels(m)) if !kernels => {
+                assert!(
+                    m.starts_with("cute-copy was built without CUDA kernels"),
+                    "{m}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -28,6 +28,11 @@ mod bridge {
         stream: u64,
         /// Bit 0: predicate every tile (turn the interior peel off), to measure what peeling saves.
         flags: u32,
+        /// Realign atoms only: the lean run kernel's threads per block (128 or 256), or 0 for the
+        /// general kernel; decided by the planner (`src/realign.rs`), checked by C++.
+        lean_threads: u32,
+        /// Realign atoms only: the L2 prefetch distance in warp tasks, 0 for none (the planner's).
+        prefetch: i64,
     }
 
     /// One copy of the realign family, in bytes: `items` repetitions of a `dst_rows x
@@ -77,15 +82,76 @@ mod bridge {
         src_base: u64,
         dst_base: u64,
         stream: u64,
+        /// The lean run kernel's threads per block (128 or 256; one descriptor by value, no
+        /// status), or 0 for the general kernel: the planner's decision (`src/realign.rs`).
+        lean_threads: u32,
+        /// The L2 prefetch distance in warp tasks (one descriptor by value), 0 for none.
+        prefetch: i64,
+    }
+
+    /// How a transpose-family tile is staged (`TileKind` and `TileStage` as the kernels number
+    /// them): one definition for Rust and C++ (dispatch.cu, transpose.cu).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    #[repr(u32)]
+    enum TensorKind {
+        /// Stores along `mode_b`, the destination's unit-stride mode, through a swizzled tile.
+        #[default]
+        Transpose = 0,
+        /// `mode_a` has unit stride on both sides, `mode_b` is the tile's row mode.
+        Rows = 1,
+        /// The whole of `mode_b` in a tile, the destination tile one contiguous run.
+        Narrow = 2,
+        /// The mirror image: the whole of `mode_a` in a tile, the source tile one run.
+        NarrowLoad = 3,
+        /// `Narrow` with registers as the stage.
+        NarrowRegisters = 4,
+        /// `NarrowLoad` with registers as the stage.
+        NarrowLoadRegisters = 5,
+    }
+
+    /// What kind of failure a C++ exception is: the first byte of the message every bridged call's
+    /// exception arrives with (`rust::behavior::trycatch` in `cute_copy/bridge.h`), read by
+    /// `Error::from_cxx`. Never 0 (the message is a C string).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[repr(u8)]
+    enum Fault {
+        /// A refusal: the C++ side's second line of checks (any other `std::exception`).
+        Refused = 1,
+        /// A CUDA call failed (`CudaFailure`): CUDA's name for the error, 0x1f, its description.
+        Cuda = 2,
+        /// A build without CUDA kernels (`cpp/no_cuda.cc`).
+        NoKernels = 3,
+    }
+
+    /// The 2D baselines of `cpp/baselines.cu` (not CuTe), for benchmarks.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[repr(u32)]
+    enum BaselineKernel {
+        /// One element per thread.
+        Naive = 0,
+        /// Hand-written 16-byte vectors.
+        Vectorized16 = 1,
+        /// `cudaMemcpy2DAsync`.
+        Memcpy2D = 2,
+        /// `cudaMemcpyAsync` of the same byte count.
+        Memcpy = 3,
+    }
+
+    /// The batch baselines that copy (dst, src, size) pieces.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[repr(u32)]
+    enum PiecesBaseline {
+        /// One `cudaMemcpyAsync` per piece.
+        MemcpyEach = 0,
+        /// One `cudaMemcpyBatchAsync` for all of them.
+        MemcpyBatch = 1,
     }
 
     /// One tensor copy of the transpose family (src/tensor.rs plans it): layouts of rank `rank`
     /// (1..6) with equal shapes, strides in elements (modes past `rank` unused). A tile is
     /// `tile_b` rows along mode `mode_b` by `tile_a` elements along mode `mode_a`; the grid walks
-    /// `tiles` tiles: `tiles_a` x `tiles_b` x every other mode, the last mode fastest. `kind`: 0 transpose
-    /// (stores along `mode_b`, the destination's unit-stride mode), 1 rows (`mode_a` has unit
-    /// stride on both sides, `mode_b` is the tile's row mode), 2 narrow (the whole of `mode_b` in a
-    /// tile, the destination tile one contiguous run). `vec_load` / `vec_store`: 16-byte accesses
+    /// `tiles` tiles: `tiles_a` x `tiles_b` x every other mode, the last mode fastest, staged as
+    /// `kind` says. `vec_load` / `vec_store`: 16-byte accesses
     /// are legal on that side (unit stride along the access, 16-byte-aligned base and strides).
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
     struct TensorDesc {
@@ -94,7 +160,7 @@ mod bridge {
         src: u64,
         dst: u64,
         rank: u32,
-        kind: u32,
+        kind: TensorKind,
         mode_a: u32,
         mode_b: u32,
         vec_load: u32,
@@ -167,7 +233,7 @@ mod bridge {
         unsafe fn launch_empty(stream: u64) -> Result<()>;
         /// # Safety
         /// As for `launch_copy`.
-        unsafe fn launch_baseline(desc: &CopyDesc, which: u32) -> Result<()>;
+        unsafe fn launch_baseline(desc: &CopyDesc, which: BaselineKernel) -> Result<()>;
         /// # Safety
         /// `launch.descs` holds `launch.count` descriptors in device memory of the stream's context
         /// (or is 0, and `one` is the only descriptor), sorted by `task_begin`, each addressing
@@ -176,16 +242,10 @@ mod bridge {
         /// the launch.
         unsafe fn launch_rows(one: &RowsDesc, launch: &BatchLaunch) -> Result<()>;
         /// Warp tasks the realign kernel splits a destination row of `row_bytes` into.
+        /// (The kernel's own segment rule, which `launch_rows` checks descriptors against; Rust
+        /// plans with `src/realign.rs` and its tests compare the two.)
+        #[allow(dead_code)] // the tests' only
         fn rows_segments(row_bytes: i64) -> Result<i64>;
-        /// The threads per block of the lean run kernel that a plain launch of `desc` (no batch,
-        /// no indices; `src` / `dst` the addresses, or any with their 16-byte phase) runs on a
-        /// device with `l2_bytes` of L2; 0 for the general kernel.
-        fn rows_lean_threads(desc: &RowsDesc, l2_bytes: i64) -> Result<i32>;
-        /// The L2 prefetch distance (warp tasks ahead) of a plain launch of `desc` (one item, no
-        /// indices, `segs` planned) on a device with `l2_bytes` of L2; 0 for none.
-        fn rows_prefetch(desc: &RowsDesc, l2_bytes: i64) -> Result<i64>;
-        /// The current device's L2 size in bytes; 0 when there is no device to ask.
-        fn l2_bytes() -> Result<i64>;
         /// # Safety
         /// `desc.src` / `desc.dst` address live device memory covering every element of the two
         /// layouts, in the stream's context, alive until the stream has run the copy.
@@ -196,7 +256,7 @@ mod bridge {
         /// # Safety
         /// Each (dst, src, size) addresses live device memory in the stream's context.
         unsafe fn launch_baseline_pieces(
-            which: u32,
+            which: PiecesBaseline,
             dsts: &[u64],
             srcs: &[u64],
             sizes: &[u64],
@@ -205,6 +265,9 @@ mod bridge {
         /// # Safety
         /// As for `launch_copy`; launches `iters` times.
         unsafe fn bare_launch_ns(desc: &CopyDesc, iters: u32) -> Result<f64>;
+        /// The compiled configuration of one menu instantiation (the tests compare the families'
+        /// Rust modules with it).
+        #[allow(dead_code)] // the tests' only
         fn kernel_config(atom: u32, elem_bytes: u32) -> Result<KernelConfig>;
         fn tiled_copy_partition(
             spec: &SpecDesc,
@@ -216,7 +279,8 @@ mod bridge {
 }
 
 pub(crate) use bridge::{
-    BatchLaunch, CopyDesc, KernelConfig, RowsDesc, SpecDesc, SpecInfo, TensorDesc,
+    BaselineKernel, BatchLaunch, CopyDesc, Fault, PiecesBaseline, RowsDesc, SpecDesc, SpecInfo,
+    TensorDesc, TensorKind,
 };
 
 // SAFETY: `RowsDesc` is a cxx shared struct, `#[repr(C)]` plain integers with no padding and no
@@ -241,8 +305,8 @@ pub(crate) enum Kernel {
     Menu,
     /// The CuTe tutorial TiledCopy (f32, 32x32 tiles through shared memory).
     Tutorial,
-    /// A non-CuTe baseline for benchmarks (`cpp/baselines.cu`), by number.
-    Baseline(u32),
+    /// A non-CuTe baseline for benchmarks (`cpp/baselines.cu`).
+    Baseline(BaselineKernel),
 }
 
 pub(crate) const FLAG_NO_PEEL: u32 = 1;
@@ -279,11 +343,11 @@ pub(crate) fn launch_rows(one: &RowsDesc, launch: &BatchLaunch) -> Result<(), Er
 }
 
 /// The batch baselines: a hand-written gather kernel over `desc` (`pieces` empty), or the
-/// (dst, src, size) `pieces` by one cudaMemcpyAsync each (`which` 0) or one cudaMemcpyBatchAsync
-/// (1). Callers hold the guards of every buffer involved, as for `launch_rows`.
+/// (dst, src, size) `pieces` as `which` says. Callers hold the guards of every buffer involved, as
+/// for `launch_rows`.
 pub(crate) fn launch_baseline_batch(
     desc: Option<&RowsDesc>,
-    which: u32,
+    which: PiecesBaseline,
     pieces: (&[u64], &[u64], &[u64]),
     stream: u64,
 ) -> Result<(), Error> {
@@ -307,40 +371,11 @@ pub(crate) fn launch_tensor(desc: &TensorDesc) -> Result<(), Error> {
     unsafe { bridge::launch_tensor(desc) }.map_err(Error::from_cxx)
 }
 
-/// Warp tasks per destination row of `row_bytes` bytes in the realign kernel; negative, `-R`,
-/// when `R` short rows share one warp task (groups of 32 / R lanes).
+/// The kernel's warp tasks per destination row of `row_bytes` bytes (its compiled segment rule),
+/// for the tests that hold `src/realign.rs` to it.
+#[cfg(test)]
 pub(crate) fn rows_segments(row_bytes: i64) -> Result<i64, Error> {
     bridge::rows_segments(row_bytes).map_err(Error::from_cxx)
-}
-
-/// The threads per block of the realign family's lean run kernel for `desc` (launched alone,
-/// without indices) on a device with `l2_bytes` of L2, 0 for the general kernel: one contiguous
-/// range on both sides with the same 16-byte phase is lean, in blocks of 128 threads x 2 vectors
-/// when source and destination fit in the L2, else 256 x 1 (the rule of the kernel's
-/// `realign_lean_threads`).
-pub(crate) fn rows_lean_threads(desc: &RowsDesc, l2_bytes: i64) -> Result<i32, Error> {
-    bridge::rows_lean_threads(desc, l2_bytes).map_err(Error::from_cxx)
-}
-
-/// The realign kernel's L2 prefetch distance for `desc` (launched alone, without indices) on a
-/// device with `l2_bytes` of L2: warp tasks ahead, 0 for none (the rule of `realign_prefetch`).
-pub(crate) fn rows_prefetch(desc: &RowsDesc, l2_bytes: i64) -> Result<i64, Error> {
-    bridge::rows_prefetch(desc, l2_bytes).map_err(Error::from_cxx)
-}
-
-/// The current device's L2 size in bytes, 0 without a device (or without the compiled kernels).
-pub(crate) fn l2_bytes() -> i64 {
-    bridge::l2_bytes().unwrap_or(0)
-}
-
-/// Warp tasks of `rows` rows (items x rows per item) at `segs` from [`rows_segments`] (the rule of
-/// the kernel's `realign_tasks`).
-pub(crate) fn realign_tasks(rows: i64, segs: i64) -> i64 {
-    if segs > 0 {
-        rows * segs
-    } else {
-        (rows + (-segs) - 1) / (-segs)
-    }
 }
 
 /// Mean host nanoseconds per launch when C++ launches `desc` `iters` times itself.
@@ -356,7 +391,10 @@ pub(crate) fn launch_empty(stream: &cudarc::driver::CudaStream) -> Result<(), Er
     unsafe { bridge::launch_empty(stream.cu_stream() as u64) }.map_err(Error::from_cxx)
 }
 
-pub(crate) fn kernel_config(atom: u32, elem_bytes: u32) -> Result<KernelConfig, Error> {
+/// The compiled configuration of one (atom, width) instantiation, for the tests that hold the
+/// families' Rust modules to it.
+#[cfg(test)]
+pub(crate) fn kernel_config(atom: u32, elem_bytes: u32) -> Result<bridge::KernelConfig, Error> {
     bridge::kernel_config(atom, elem_bytes).map_err(Error::from_cxx)
 }
 

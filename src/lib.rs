@@ -35,6 +35,17 @@
 //! # Ok(()) }
 //! ```
 //!
+//! ## How the crate is built
+//!
+//! A call's way to a kernel: a **front door** ([`copy`], [`copy_tensor`], [`Batch::launch`],
+//! [`gather_rows`], ...) checks its views and gets the device's facts once ([`DeviceInfo::of`]); the
+//! **plan** ([`Plan`], [`TensorPlan`]) is a pure value of the views and a [`DeviceInfo`], printed with
+//! its reasons; **one launch path** checks overlap and the device, binds the context and calls the
+//! **bridge** (cxx: one descriptor, shared enums), which dispatches to the **family kernel** in
+//! `cpp/kernels/` (universal, cp_async, realign, transpose). Each family's Rust half (configuration,
+//! tiling rule, descriptor builder, launch decisions) sits beside the planner in a module of the
+//! family's name. README.md, "How the crate is built", names the files.
+//!
 //! ## CuTe concepts and their Rust names
 //!
 //! | CuTe | here |
@@ -61,43 +72,50 @@
 #![warn(missing_docs)]
 
 mod atom;
+mod baseline;
 mod batch;
 mod copy;
 mod device;
 mod dtype;
 mod error;
 mod ffi;
+mod gather;
+mod launch;
 mod layout;
 mod plan;
+mod realign;
 pub mod reference;
 pub mod svg;
 mod tensor;
+mod tile;
 mod tiled_copy;
 pub mod timing;
+mod transpose;
 mod view;
 
 pub use atom::{Atom, Family, KernelConfig, ELEMENT_WIDTHS};
-pub use batch::{
-    copy_blocks, copy_blocks_baseline, gather_rows, scatter_rows, upload_indices, Batch,
-    BatchBaseline, BatchPlan, Index, IndexStatus, Region,
-};
+pub use baseline::{copy_blocks_baseline, launch_baseline, Baseline, BatchBaseline};
+pub use batch::{Batch, BatchPlan, Index, Region};
 pub use copy::{
-    copy, copy_raw, copy_with, launch, launch_baseline, launch_overhead_ns, pad, pad_raw, pad_with,
-    plan, tutorial_copy, Baseline,
+    copy, copy_raw, copy_with, launch, launch_overhead_ns, pad, pad_raw, pad_with, plan,
+    tutorial_copy,
 };
-pub use device::{context, describe, device_count, l2_cache_bytes, runtime_device_count, stream};
+pub use device::{
+    context, describe, device_count, l2_cache_bytes, runtime_device_count, stream, DeviceInfo,
+};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
+pub use gather::{copy_blocks, gather_rows, scatter_rows, upload_indices, IndexStatus};
 pub use layout::{coalesce_layouts, Layout, MAX_RANK};
 pub use plan::{
-    coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, MAX_BLOCKS,
-    RAGGED_ROW_MIN_BYTES, REALIGN_MIN_ROW_BYTES,
+    coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, TensorPlan, TensorRoute,
+    MAX_BLOCKS, RAGGED_ROW_MIN_BYTES, REALIGN_MIN_ROW_BYTES,
 };
-pub use tensor::{
-    copy_tensor, copy_tensor_raw, plan_tensor, swizzle, TensorPlan, TensorRoute, ThreadWork,
-    TileKind, TileStage, TransposeTile, NARROW_MAX_BYTES, NARROW_REGISTER_ROWS,
-};
+pub use tensor::{copy_tensor, copy_tensor_raw, plan_tensor};
 pub use tiled_copy::TiledCopySpec;
+pub use transpose::{
+    swizzle, ThreadWork, TileKind, TileStage, TransposeTile, NARROW_MAX_BYTES, NARROW_REGISTER_ROWS,
+};
 pub use view::{
     DeviceMatrix, DeviceTensor, Geometry, MatrixView, MatrixViewMut, RawMatrix, RawTensor,
     TensorView, TensorViewMut,

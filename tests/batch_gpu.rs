@@ -7,16 +7,12 @@ mod common;
 
 use std::sync::Arc;
 
-use common::gpu;
+use common::{gpu, rng};
 use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::reference::random_elements;
 use cute_copy::{Batch, DeviceMatrix, Element, Error, IndexStatus, Region};
 use half::f16;
-use rand::{Rng, SeedableRng};
-
-fn rng(seed: u64) -> rand::rngs::StdRng {
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
+use rand::Rng;
 
 /// Host reference of one batch entry: copy `s` of `src` into `d` of `dst`, zeros past the source.
 fn apply<T: Element>(src: &[T], dst: &mut [T], s: &Region, d: &Region) {

@@ -3,37 +3,9 @@
 
 mod common;
 
-use common::{check, gpu, run_case, Case};
+use common::{check, check_dtype, gpu, rng, run_case, Case};
 use cute_copy::{Atom, DType, Error, Family};
 use half::{bf16, f16};
-use rand::SeedableRng;
-
-fn rng(seed: u64) -> rand::rngs::StdRng {
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
-
-/// Run `case` for the Rust type of `dtype`.
-fn check_dtype(
-    stream: &std::sync::Arc<cute_copy::cudarc::driver::CudaStream>,
-    dtype: DType,
-    case: Case,
-    r: &mut rand::rngs::StdRng,
-) {
-    match dtype {
-        DType::F32 => drop(check::<f32>(stream, case, r)),
-        DType::F64 => drop(check::<f64>(stream, case, r)),
-        DType::F16 => drop(check::<f16>(stream, case, r)),
-        DType::BF16 => drop(check::<bf16>(stream, case, r)),
-        DType::U8 => drop(check::<u8>(stream, case, r)),
-        DType::I8 => drop(check::<i8>(stream, case, r)),
-        DType::U16 => drop(check::<u16>(stream, case, r)),
-        DType::I16 => drop(check::<i16>(stream, case, r)),
-        DType::U32 => drop(check::<u32>(stream, case, r)),
-        DType::I32 => drop(check::<i32>(stream, case, r)),
-        DType::U64 => drop(check::<u64>(stream, case, r)),
-        DType::I64 => drop(check::<i64>(stream, case, r)),
-    }
-}
 
 #[test]
 fn every_atom_copies_every_dtype_it_is_legal_for() {

@@ -6,33 +6,11 @@
 
 mod common;
 
-use common::{check, gpu, Case};
+use common::{check, check_dtype, gpu, rng, Case};
 use cute_copy::{Atom, DType, Operand, Operation, Plan};
-use half::{bf16, f16};
-use rand::{Rng, SeedableRng};
-
-fn rng(seed: u64) -> rand::rngs::StdRng {
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
+use rand::Rng;
 
 type Stream = std::sync::Arc<cute_copy::cudarc::driver::CudaStream>;
-
-fn check_dtype(stream: &Stream, dtype: DType, case: Case, r: &mut rand::rngs::StdRng) -> Plan {
-    match dtype {
-        DType::F32 => check::<f32>(stream, case, r),
-        DType::F64 => check::<f64>(stream, case, r),
-        DType::F16 => check::<f16>(stream, case, r),
-        DType::BF16 => check::<bf16>(stream, case, r),
-        DType::U8 => check::<u8>(stream, case, r),
-        DType::I8 => check::<i8>(stream, case, r),
-        DType::U16 => check::<u16>(stream, case, r),
-        DType::I16 => check::<i16>(stream, case, r),
-        DType::U32 => check::<u32>(stream, case, r),
-        DType::I32 => check::<i32>(stream, case, r),
-        DType::U64 => check::<u64>(stream, case, r),
-        DType::I64 => check::<i64>(stream, case, r),
-    }
-}
 
 #[test]
 fn every_relative_byte_shift_is_realigned_exactly() {

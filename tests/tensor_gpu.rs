@@ -5,18 +5,14 @@
 
 mod common;
 
-use common::gpu;
+use common::{gpu, rng};
 use cute_copy::reference::{expected_tensor_copy, poisoned_tensor_destination, random_elements};
 use cute_copy::{
     DeviceTensor, Element, Layout, TensorPlan, TensorRoute, TileKind, TileStage, TransposeTile,
 };
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
 type Stream = std::sync::Arc<cute_copy::cudarc::driver::CudaStream>;
-
-fn rng(seed: u64) -> rand::rngs::StdRng {
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
 
 /// One side of a case: an allocation of `alloc` elements and a view `(offset, layout)` in it.
 #[derive(Clone, Copy, Debug)]

@@ -12,7 +12,19 @@
 #include <cstring>
 #include <vector>
 
+#ifndef CUTE_COPY_REALIGN_PREFETCH
+#define CUTE_COPY_REALIGN_PREFETCH 1024
+#endif
+
 namespace {
+
+// The current device's L2 size in bytes.
+std::int64_t probe_l2_bytes() {
+  int dev = 0, l2 = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+  return l2;
+}
 
 #define CK(x)                                                                                  \
   do {                                                                                         \
@@ -150,8 +162,15 @@ int main(int argc, char** argv) {
     r.index_stride = 1;
     r.segs = cute_copy::realign_segments(sh.row_bytes);
     std::int64_t const tasks = cute_copy::realign_tasks(r);
+    // The planner's launch decisions (src/realign.rs: lean_threads, prefetch_tasks), restated for
+    // the probe, which runs without the Rust side; CUTE_COPY_REALIGN_PREFETCH sets the distance.
+    bool const lean = r.src_rows == 1 && ((r.src ^ r.dst) & 15) == 0;
+    int const lean_threads = !lean ? 0 : 2 * r.dst_row_bytes <= probe_l2_bytes() ? 128 : 256;
+    std::int64_t const span = (r.src_rows - 1) * r.src_pitch + r.src_row_bytes;
+    std::int64_t const prefetch = r.segs > 0 && span >= probe_l2_bytes() ? CUTE_COPY_REALIGN_PREFETCH : 0;
     auto ours = [&] {
-      cute_copy::launch_realign(AtomId::Realign128, sh.width, r, nullptr, 0, tasks, nullptr, 0, 0, st);
+      cute_copy::launch_realign(AtomId::Realign128, sh.width, r, nullptr, 0, tasks, nullptr, 0, 0, lean_threads,
+                                prefetch, st);
     };
     CK(cudaDeviceSynchronize());  // the poison and the reference (default stream) before the copy
     ours();

@@ -116,10 +116,22 @@ impl ShapeArgs {
     }
 }
 
+/// The facts of device 0, when there is one: the plans the CLI prints read them as the library's
+/// own front doors do.
+pub(crate) fn device() -> Option<cute_copy::DeviceInfo> {
+    cute_copy::context(0)
+        .and_then(|c| cute_copy::DeviceInfo::of(&c))
+        .ok()
+}
+
 impl Case {
-    /// The plan the library makes for this case (no GPU: compute capability unchecked).
+    /// The plan the library makes for this case: for device 0 when there is one (its facts in
+    /// the text), else for no device (compute capability unchecked).
     pub(crate) fn plan(&self) -> cute_copy::Result<Plan> {
-        Plan::new(self.dtype, self.src, self.dst, self.atom, None)
+        match device() {
+            Some(d) => Plan::for_device(self.dtype, self.src, self.dst, self.atom, &d),
+            None => Plan::new(self.dtype, self.src, self.dst, self.atom, None),
+        }
     }
 
     /// `16383x16383 ld 16384 -> ld 16384`, or `8x8 ld 8 -> 16x16 ld 16` for a pad.

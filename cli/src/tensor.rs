@@ -110,12 +110,11 @@ fn route_json(plan: &TensorPlan) -> serde_json::Value {
 pub(crate) fn tensor(args: &TensorArgs) -> CliResult {
     let (src, dst) = args.layouts()?;
     let e = args.dtype.size_bytes();
-    let plan = TensorPlan::new(
-        args.dtype,
-        src,
-        dst,
-        (args.src_offset * e, args.dst_offset * e),
-    )?;
+    let offsets = (args.src_offset * e, args.dst_offset * e);
+    let plan = match crate::flags::device() {
+        Some(d) => TensorPlan::for_device(args.dtype, src, dst, offsets, &d)?,
+        None => TensorPlan::new(args.dtype, src, dst, offsets)?,
+    };
     let work = match &plan.route {
         TensorRoute::Transpose(t) => {
             if args.thread >= t.config.threads {

@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 #include <cute/tensor.hpp>
 
+#include "cute_copy/bridge.h"  // CudaFailure
+
 namespace cute_copy {
 
 // The menu's atoms, numbered in row order (the Rust `Atom` enum uses the same numbers).
@@ -33,9 +35,9 @@ struct ConfigValues {
   int threads, thr_m, thr_n, val_m, val_n, tile_m, tile_n, smem_bytes;
 };
 
+// A failed CUDA call, as Rust's Error::Cuda (cute_copy/bridge.h carries the name across).
 [[noreturn]] inline void throw_cuda(cudaError_t err, char const* what) {
-  throw std::runtime_error(std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err) +
-                           " (" + what + ")");
+  throw CudaFailure(cudaGetErrorName(err), std::string(cudaGetErrorString(err)) + " (" + what + ")");
 }
 
 // Check the launch just enqueued: configuration errors surface here, not at the next sync.

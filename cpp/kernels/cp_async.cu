@@ -6,8 +6,8 @@
 // shared memory with the same thread and value layouts through UniversalCopy of the same width.
 // The ZFILL forms pass the predicate to the instruction (src-size 0), so a masked vector lands in
 // shared memory as zeros: a pad writes those zeros to the destination in the same launch.
-#define CUTE_COPY_ROW_cp_async(name, bytes, zfill) \
-  case AtomId::name: return by_width<Op, bytes, zfill>(width, args...);
+#define CUTE_COPY_ROW_cp_async CUTE_COPY_ROW_CASE  // this file's menu rows, for dispatch (family.cuh)
+#define CUTE_COPY_FAMILY_NAME "cp.async"
 #include "family.cuh"
 
 namespace cute_copy {
@@ -98,16 +98,6 @@ struct CpAsyncConfig {
     return Cfg::values(Cfg::kTileM * Cfg::kTileN * Width);
   }
 };
-
-template <template <int, int, bool> class Op, class... Args>
-static auto dispatch(AtomId atom, int width, Args const&... args) {
-  switch (atom) {
-#define CUTE_COPY_ATOM(name, family, bytes, zfill, op) CUTE_COPY_ROW_##family(name, bytes, zfill)
-#include "../menu.def"
-    default: break;
-  }
-  throw std::invalid_argument("atom is not in the cp.async family");
-}
 
 void launch_cp_async(AtomId atom, int width, LaunchArgs const& args) {
   dispatch<CpAsyncLaunch>(atom, width, args);

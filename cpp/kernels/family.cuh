@@ -39,27 +39,21 @@ void launch_cp_async(AtomId atom, int width, LaunchArgs const& args);
 ConfigValues config_cp_async(AtomId atom, int width);
 
 // The realign family takes row descriptors (one by value, or `count` in device memory) instead.
-// Descriptor addresses are offsets from src_base / dst_base (0 for absolute addresses).
+// Descriptor addresses are offsets from src_base / dst_base (0 for absolute addresses). `lean`
+// (0, 128 or 256 threads) and `prefetch` (warp tasks ahead, 0 for none) are the planner's decisions
+// (src/realign.rs); the lean kernel's preconditions are checked here (one descriptor by value, no
+// status, one run with the same 16-byte phase on both sides).
 void launch_realign(AtomId atom, int width, RowsDesc const& one, RowsDesc const* descs, int count,
                     std::int64_t tasks, unsigned long long* status, std::uint64_t src_base,
-                    std::uint64_t dst_base, cudaStream_t stream);
+                    std::uint64_t dst_base, int lean, std::int64_t prefetch, cudaStream_t stream);
 ConfigValues config_realign(AtomId atom, int width);
 // Warp tasks (segments) the realign kernel splits a destination row of `row_bytes` into.
 // Negative: -R, R rows of at most 512 bytes (R = 4) or 1 KiB (R = 2) share one warp task.
 std::int64_t realign_segments(std::int64_t row_bytes);
 // Warp tasks of one descriptor: items x dst_rows x segs, or items x dst_rows / R rounded up.
 std::int64_t realign_tasks(RowsDesc const& d);
-// The threads per block of the lean run kernel that a plain launch of `d` (no batch, no indices)
-// runs on a device with `l2_bytes` of L2, 0 for the general kernel: one contiguous range on both
-// sides with the same 16-byte phase is lean; 128 threads x 2 vectors when source and destination
-// fit in the L2 together, 256 x 1 otherwise (and when the L2 is unknown).
-int realign_lean_threads(RowsDesc const& d, std::uint64_t src_base, std::uint64_t dst_base, std::int64_t l2_bytes);
-// The L2 prefetch distance (warp tasks ahead) of a plain launch of `d` (one item, no indices,
-// whole-warp rows) on a device with `l2_bytes` of L2: CUTE_COPY_REALIGN_PREFETCH when the source
-// span is at least the L2 (the copy streams from DRAM), else 0.
-std::int64_t realign_prefetch(RowsDesc const& d, std::int64_t l2_bytes);
-// The current device's L2 size in bytes; 0 when there is no device to ask. Asked once per device.
-std::int64_t device_l2_bytes();
+// Whether the lean run kernel can copy `d` (one run on both sides with the same 16-byte phase).
+bool realign_lean_legal(RowsDesc const& d, std::uint64_t src_base, std::uint64_t dst_base);
 
 // The transpose family takes a tensor descriptor (layouts of rank 1..6, planned in Rust).
 void launch_transpose(AtomId atom, int width, TensorDesc const& desc);
@@ -100,4 +94,28 @@ auto by_width(int width, Args const&... args) {
 #endif
 #ifndef CUTE_COPY_ROW_transpose
 #define CUTE_COPY_ROW_transpose(...)
+#endif
+
+// The runtime-to-template switch of every family file: Op<Width, AtomBytes, ZeroFill>::run(args...)
+// for `atom`, one of the file's own menu rows (CUTE_COPY_ROW_<family> defined as CUTE_COPY_ROW_CASE
+// before including this header; the other rows expand to nothing), at the run-time width.
+#ifdef CUTE_COPY_FAMILY_NAME
+#define CUTE_COPY_ROW_CASE(name, bytes, zfill) \
+  case AtomId::name: return by_width<Op, bytes, zfill>(width, args...);
+
+namespace cute_copy {
+namespace {
+
+template <template <int, int, bool> class Op, class... Args>
+auto dispatch(AtomId atom, int width, Args const&... args) {
+  switch (atom) {
+#define CUTE_COPY_ATOM(name, family, bytes, zfill, op) CUTE_COPY_ROW_##family(name, bytes, zfill)
+#include "../menu.def"
+    default: break;
+  }
+  throw std::invalid_argument("atom is not in the " CUTE_COPY_FAMILY_NAME " family");
+}
+
+}  // namespace
+}  // namespace cute_copy
 #endif

@@ -30,30 +30,26 @@
 // Work decomposition: a warp task is (item, row, segment); 2 warps per block, one block per 2
 // tasks (a grid stride covers more than 2^31 - 1 blocks' worth). A task's (row, segment) and a row's
 // (item, row) come from cutlass::FastDivmod built on the host (`Divisors`, one descriptor: a
-// multiply-high instead of a 64-bit division on every task's critical path; u8 crop 2000x7001
-// 8.5 -> 8.0 us, 24-64 MiB copies 0.5-1.5% less time, H200). A batch finds a task's descriptor by
+// multiply-high instead of a 64-bit division on every task's critical path; measured in
+// docs/realign-tuning.md, "Numbers from the kernel's comments"). A batch finds a task's descriptor by
 // its block table and divides. An index that is negative skips its item (the paged-cache
 // convention); one past the end skips it and is counted in `status` (count, lowest such item).
-#define CUTE_COPY_ROW_realign(name, bytes, zfill) \
-  case AtomId::name: return by_width<Op, bytes, zfill>(width, args...);
+#define CUTE_COPY_ROW_realign CUTE_COPY_ROW_CASE  // this file's menu rows, for dispatch (family.cuh)
+#define CUTE_COPY_FAMILY_NAME "realign"
 #include "family.cuh"
 
 #include <cutlass/fast_math.h>
-
-#include <atomic>
 
 namespace cute_copy {
 using namespace cute;
 
 namespace {
 
-// Tuning knobs, measured on the H200 (docs/realign-tuning.md; tools/realign_probe.cu sets them on
-// the nvcc line): 4 vectors in flight per lane with at most 64 registers (32 resident warps per SM)
-// beat 8 per lane (spills, or 16 warps per SM); one block per task group beat a persistent grid of
-// resident blocks, walking the tasks with a grid stride or in contiguous ranges (0.79-0.90x vs
-// 0.96-0.99x of D2D); and blocks of 2 warps (16 per SM) beat blocks of 8 (4 per SM): a block's slot
-// frees only when its slowest warp ends, so smaller blocks keep more loads in flight (2046-byte
-// rows 0.957x -> 0.971x, a 256 MiB run 0.977x -> 0.991x, 1 warp per block no better).
+// Tuning knobs (tools/realign_probe.cu sets them on the nvcc line; the measurements behind each
+// are in docs/realign-tuning.md): 4 vectors in flight per lane with at most 64 registers (32
+// resident warps per SM); one block per task group rather than a persistent grid; blocks of 2 warps
+// (16 per SM), since a block's slot frees only when its slowest warp ends. src/realign.rs mirrors
+// kVecsPerLane, kWarps and kTableTasks (checked against this file by its tests).
 #ifndef CUTE_COPY_REALIGN_VECS_PER_LANE
 #define CUTE_COPY_REALIGN_VECS_PER_LANE 4
 #endif
@@ -63,14 +59,10 @@ namespace {
 #ifndef CUTE_COPY_REALIGN_MIN_BLOCKS
 #define CUTE_COPY_REALIGN_MIN_BLOCKS (32 / CUTE_COPY_REALIGN_WARPS)  // 64 registers per thread
 #endif
-// L2 prefetch distance, in warp tasks (2 KiB each), for copies whose source span is at least the
-// device's L2: 1024 (2 MiB ahead) measured best of 1024 / 4096 / 12288 (docs/realign-tuning.md).
-#ifndef CUTE_COPY_REALIGN_PREFETCH
-#define CUTE_COPY_REALIGN_PREFETCH 1024
-#endif
-constexpr std::int64_t kPrefetch = CUTE_COPY_REALIGN_PREFETCH;
+// The L2 prefetch distance and the lean kernel's block shape are decided by the planner in Rust
+// (src/realign.rs, from the device's L2 size) and arrive with each launch.
 constexpr int kWarps = CUTE_COPY_REALIGN_WARPS;
-constexpr int kTableTasks = 8;  // tasks per entry of a batch's block table (src/batch.rs)
+constexpr int kTableTasks = 8;  // tasks per entry of a batch's block table (src/realign.rs: TABLE_TASKS)
 constexpr int kThreads = kWarps * 32;
 constexpr int kVecsPerLane = CUTE_COPY_REALIGN_VECS_PER_LANE;
 constexpr int kWarpVecs = 32 * kVecsPerLane;  // 16-byte vectors per whole-warp task (2 KiB)
@@ -446,14 +438,11 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_REALIGN_MIN_BLOCKS)
 // tasks' worth, so a lean launch has as many blocks as the general kernel's), with thread layout
 // (Threads):(1) and Threads/256 vectors per thread a block-width apart: no descriptor, no funnel
 // shift, no edge vectors, 32 registers, so 64 warps stay resident per SM instead of 32. Two block
-// shapes of the same tile, by where the copy's bytes live (realign_lean_threads):
+// shapes of the same tile, by where the copy's bytes live (decided in Rust, src/realign.rs):
 //   * 128 threads x 2 vectors when source and destination together fit in the L2 (back-to-back
 //     copies of that size run from L2 in part, and more loads per thread win);
 //   * 256 threads x 1 vector otherwise (the copy streams from DRAM; finer tiles win).
-// Measured on the H200 (tools/realign_probe.cu, docs/realign-tuning.md, x D2D against the general
-// kernel): 8-32 MiB runs 0.92-0.96 -> 0.98-1.00 (128 x 2), 36-96 MiB 0.95-0.98 -> 0.99-1.00 and 256 MiB
-// 0.996 -> 1.001 (256 x 1); larger tiles (8-16 KiB), more vectors per thread (4 or 8) and
-// 1024-thread blocks were slower, 64-thread blocks (2 KiB) lost at 8-16 MiB.
+// The measurements behind both shapes, and the tiles and block sizes that lost: docs/realign-tuning.md.
 constexpr int kLeanBlockVecs = kWarps * kWarpVecs;
 
 template <int Width, int Threads>
@@ -506,12 +495,9 @@ inline unsigned blocks_for(std::int64_t tasks) {
 template <int Width, int AtomBytes, bool ZeroFill>
 struct RealignLaunch {
   static void run(RowsDesc const& one, RowsDesc const* descs, int count, std::int64_t tasks,
-                  unsigned long long* status, std::uint64_t src_base, std::uint64_t dst_base,
-                  cudaStream_t stream) {
+                  unsigned long long* status, std::uint64_t src_base, std::uint64_t dst_base, int lean,
+                  std::int64_t prefetch, cudaStream_t stream) {
     if (tasks <= 0) return;
-    int const lean = descs == nullptr && status == nullptr
-                         ? realign_lean_threads(one, src_base, dst_base, device_l2_bytes())
-                         : 0;
     if (lean == 128) {
       realign_run_kernel<Width, 128><<<blocks_for(tasks), 128, 0, stream>>>(one, (tasks + kWarps - 1) / kWarps,
                                                                            src_base, dst_base);
@@ -521,7 +507,7 @@ struct RealignLaunch {
     } else if (descs == nullptr) {
       auto kernel = realign_kernel<Width, false>;
       kernel<<<blocks_for(tasks), kThreads, 0, stream>>>(one, nullptr, 0, tasks, status, src_base, dst_base,
-                                                         Divisors::of(one, tasks), realign_prefetch(one, device_l2_bytes()));
+                                                         Divisors::of(one, tasks), prefetch);
     } else {
       auto kernel = realign_kernel<Width, true>;
       kernel<<<blocks_for(tasks), kThreads, 0, stream>>>(one, descs, count, tasks, status, src_base, dst_base,
@@ -541,16 +527,6 @@ struct RealignConfig {
   }
 };
 
-template <template <int, int, bool> class Op, class... Args>
-auto dispatch(AtomId atom, int width, Args const&... args) {
-  switch (atom) {
-#define CUTE_COPY_ATOM(name, family, bytes, zfill, op) CUTE_COPY_ROW_##family(name, bytes, zfill)
-#include "../menu.def"
-    default: break;
-  }
-  throw std::invalid_argument("atom is not in the realign family");
-}
-
 }  // namespace
 
 std::int64_t realign_segments(std::int64_t row_bytes) {
@@ -562,39 +538,9 @@ std::int64_t realign_segments(std::int64_t row_bytes) {
   return cute::max<std::int64_t>(1, (vecs + kWarpVecs - 1) / kWarpVecs);
 }
 
-int realign_lean_threads(RowsDesc const& d, std::uint64_t src_base, std::uint64_t dst_base, std::int64_t l2_bytes) {
-  bool const lean = d.items == 1 && d.src_rows == 1 && d.dst_rows == 1 && d.src_row_bytes == d.dst_row_bytes &&
-                    d.src_index == 0 && d.dst_index == 0 && (((src_base + d.src) ^ (dst_base + d.dst)) & 15) == 0;
-  if (!lean) return 0;
-  return l2_bytes > 0 && 2 * d.dst_row_bytes <= l2_bytes ? 128 : 256;  // source and destination fit in L2
-}
-
-std::int64_t device_l2_bytes() {
-  static std::atomic<std::int64_t> known[64] = {};
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
-    cudaGetLastError();
-    return 0;
-  }
-  std::int64_t v = known[dev].load(std::memory_order_relaxed);
-  if (v == 0) {
-    int l2 = 0;
-    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess) {
-      cudaGetLastError();
-      return 0;
-    }
-    v = l2 > 0 ? l2 : -1;
-    known[dev].store(v, std::memory_order_relaxed);
-  }
-  return v > 0 ? v : 0;
-}
-
-std::int64_t realign_prefetch(RowsDesc const& d, std::int64_t l2_bytes) {
-  if (kPrefetch <= 0 || l2_bytes <= 0 || d.items != 1 || d.src_index != 0 || d.segs <= 0 || d.src_pitch < 0 ||
-      d.src_rows < 1)
-    return 0;
-  std::int64_t const span = (d.src_rows - 1) * d.src_pitch + d.src_row_bytes;
-  return span >= l2_bytes ? kPrefetch : 0;
+bool realign_lean_legal(RowsDesc const& d, std::uint64_t src_base, std::uint64_t dst_base) {
+  return d.items == 1 && d.src_rows == 1 && d.dst_rows == 1 && d.src_row_bytes == d.dst_row_bytes &&
+         d.src_index == 0 && d.dst_index == 0 && (((src_base + d.src) ^ (dst_base + d.dst)) & 15) == 0;
 }
 
 std::int64_t realign_tasks(RowsDesc const& d) {
@@ -604,8 +550,13 @@ std::int64_t realign_tasks(RowsDesc const& d) {
 
 void launch_realign(AtomId atom, int width, RowsDesc const& one, RowsDesc const* descs, int count,
                     std::int64_t tasks, unsigned long long* status, std::uint64_t src_base,
-                    std::uint64_t dst_base, cudaStream_t stream) {
-  dispatch<RealignLaunch>(atom, width, one, descs, count, tasks, status, src_base, dst_base, stream);
+                    std::uint64_t dst_base, int lean, std::int64_t prefetch, cudaStream_t stream) {
+  if (lean != 0 && !(descs == nullptr && status == nullptr && (lean == 128 || lean == 256) &&
+                     realign_lean_legal(one, src_base, dst_base)))
+    throw std::invalid_argument("the lean run kernel needs one run with the same 16-byte phase on both sides");
+  if (prefetch < 0 || (prefetch > 0 && descs != nullptr))
+    throw std::invalid_argument("L2 prefetch is for one descriptor by value");
+  dispatch<RealignLaunch>(atom, width, one, descs, count, tasks, status, src_base, dst_base, lean, prefetch, stream);
 }
 
 ConfigValues config_realign(AtomId atom, int width) { return dispatch<RealignConfig>(atom, width); }

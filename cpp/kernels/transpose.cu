@@ -37,8 +37,8 @@
 // Vectors that leave the tile's valid extent, or any access when the plan says the addresses or
 // strides are not 16-byte aligned, go element by element under the same coordinates: nothing
 // outside the two layouts is read or written.
-#define CUTE_COPY_ROW_transpose(name, bytes, zfill) \
-  case AtomId::name: return by_width<Op, bytes, zfill>(width, args...);
+#define CUTE_COPY_ROW_transpose CUTE_COPY_ROW_CASE  // this file's menu rows, for dispatch (family.cuh)
+#define CUTE_COPY_FAMILY_NAME "transpose"
 #include "family.cuh"
 
 namespace cute_copy {
@@ -49,10 +49,7 @@ namespace {
 constexpr int kThreads = 256;
 
 // Resident blocks per SM the transpose kernel's register budget is fitted to: 2 (<= 128
-// registers). With the narrow tiles in a kernel of their own it compiles to 76-90 registers without
-// spills, so 3 blocks fit for 2-, 4- and 8-byte elements anyway. Forcing 3 (<= 80) on the earlier
-// single kernel spilled and read out of bounds in edge tiles under compute-sanitizer (8- and 4-byte
-// elements; the same cases pass at 128 registers): docs/transpose-tuning.md.
+// registers). Why not 3: docs/transpose-tuning.md, "Numbers from the kernel's comments".
 template <int Width>
 constexpr int min_blocks() {
 #ifdef CUTE_COPY_TRANSPOSE_MIN_BLOCKS
@@ -80,7 +77,15 @@ struct Tile {
   using ValLayout = Layout<Shape<_1, Int<V>>, Stride<Int<V>, _1>>;
 };
 
-enum Kind : int { kTranspose = 0, kRows = 1, kNarrow = 2, kNarrowLoad = 3, kNarrowRegs = 4, kNarrowLoadRegs = 5 };
+// The tile kinds, as the shared enum TensorKind (src/ffi.rs) numbers them.
+enum Kind : int {
+  kTranspose = static_cast<int>(TensorKind::Transpose),
+  kRows = static_cast<int>(TensorKind::Rows),
+  kNarrow = static_cast<int>(TensorKind::Narrow),
+  kNarrowLoad = static_cast<int>(TensorKind::NarrowLoad),
+  kNarrowRegs = static_cast<int>(TensorKind::NarrowRegisters),
+  kNarrowLoadRegs = static_cast<int>(TensorKind::NarrowLoadRegisters),
+};
 
 struct Args {
   std::uint8_t const* src;
@@ -689,16 +694,6 @@ struct TransposeConfig {
     return {kThreads, 16, 16, 1, T::V, T::TB, T::TA, kSmemBytes};
   }
 };
-
-template <template <int, int, bool> class Op, class... Args_>
-auto dispatch(AtomId atom, int width, Args_ const&... args) {
-  switch (atom) {
-#define CUTE_COPY_ATOM(name, family, bytes, zfill, op) CUTE_COPY_ROW_##family(name, bytes, zfill)
-#include "../menu.def"
-    default: break;
-  }
-  throw std::invalid_argument("atom is not in the transpose family");
-}
 
 }  // namespace
 

@@ -7,8 +7,8 @@
 // Interior tiles copy unpredicated; tiles on the last row/column of tiles build predicates from an
 // identity tensor (copy_inside in common.cuh). Registers of a pad start cleared, so the part of the
 // destination outside the source is written with zeros in the same launch.
-#define CUTE_COPY_ROW_universal(name, bytes, zfill) \
-  case AtomId::name: return by_width<Op, bytes, zfill>(width, args...);
+#define CUTE_COPY_ROW_universal CUTE_COPY_ROW_CASE  // this file's menu rows, for dispatch (family.cuh)
+#define CUTE_COPY_FAMILY_NAME "universal"
 #include "family.cuh"
 
 namespace cute_copy {
@@ -68,16 +68,6 @@ template <int Width, int AtomBytes, bool ZeroFill>
 struct UniversalConfig {
   static ConfigValues run() { return EngineConfig<Width, AtomBytes>::values(0); }
 };
-
-template <template <int, int, bool> class Op, class... Args>
-static auto dispatch(AtomId atom, int width, Args const&... args) {
-  switch (atom) {
-#define CUTE_COPY_ATOM(name, family, bytes, zfill, op) CUTE_COPY_ROW_##family(name, bytes, zfill)
-#include "../menu.def"
-    default: break;
-  }
-  throw std::invalid_argument("atom is not in the universal family");
-}
 
 void launch_universal(AtomId atom, int width, LaunchArgs const& args) {
   dispatch<UniversalLaunch>(atom, width, args);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::reference::{compare, expected_destination, poisoned_destination, random_elements};
-use cute_copy::{Atom, DeviceMatrix, Element, Operation, Plan};
+use cute_copy::{Atom, DType, DeviceMatrix, Element, Operation, Plan};
 use rand::Rng;
 
 /// The GPU's stream, or None after a visible skip line. With `CUTE_COPY_REQUIRE_GPU=1` (set by
@@ -150,6 +150,35 @@ pub fn check<T: Element>(stream: &Arc<CudaStream>, case: Case, rng: &mut impl Rn
         r.plan
     );
     r.plan
+}
+
+/// The seeded generator every test draws its data and cases from (a failure names its seed).
+pub fn rng(seed: u64) -> rand::rngs::StdRng {
+    rand::SeedableRng::seed_from_u64(seed)
+}
+
+/// [`check`] for the Rust element type of `dtype`.
+pub fn check_dtype(
+    stream: &Arc<CudaStream>,
+    dtype: DType,
+    case: Case,
+    r: &mut rand::rngs::StdRng,
+) -> Plan {
+    use half::{bf16, f16};
+    match dtype {
+        DType::F32 => check::<f32>(stream, case, r),
+        DType::F64 => check::<f64>(stream, case, r),
+        DType::F16 => check::<f16>(stream, case, r),
+        DType::BF16 => check::<bf16>(stream, case, r),
+        DType::U8 => check::<u8>(stream, case, r),
+        DType::I8 => check::<i8>(stream, case, r),
+        DType::U16 => check::<u16>(stream, case, r),
+        DType::I16 => check::<i16>(stream, case, r),
+        DType::U32 => check::<u32>(stream, case, r),
+        DType::I32 => check::<i32>(stream, case, r),
+        DType::U64 => check::<u64>(stream, case, r),
+        DType::I64 => check::<i64>(stream, case, r),
+    }
 }
 
 /// A random source matrix and a poisoned destination matrix (whole views, no offsets), with the

@@ -31,241 +31,9 @@ fn check_ld(cols: usize, ld: usize) -> Result<()> {
     Ok(())
 }
 
-/// A row-major matrix in device memory: `rows × cols` elements, row `r` starting at `r * ld`.
-/// Owns its cudarc buffer (`rows * ld` elements), which holds the stream it was allocated on.
-///
-/// ```no_run
-/// # fn main() -> Result<(), cute_copy::Error> {
-/// let stream = cute_copy::stream(0)?;
-/// let host: Vec<f32> = (0..4 * 6).map(|i| i as f32).collect();
-/// let m = cute_copy::DeviceMatrix::from_host(&stream, 4, 5, 6, &host)?; // 4x5, ld 6
-/// let inner = m.view().sub(1, 1, 2, 3)?; // rows 1..3, cols 1..4
-/// assert_eq!(inner.geometry()?.offset, 7);
-/// assert_eq!(m.to_host(&stream)?, host);
-/// # Ok(()) }
-/// ```
-#[derive(Debug)]
-pub struct DeviceMatrix<T: Element> {
-    data: CudaSlice<T>,
-    rows: usize,
-    cols: usize,
-    ld: usize,
-    layout: Layout,
-}
+mod owned;
 
-impl<T: Element> DeviceMatrix<T> {
-    /// A zero-filled matrix. `ld` must be at least `cols` (and not zero).
-    pub fn zeros(stream: &Arc<CudaStream>, rows: usize, cols: usize, ld: usize) -> Result<Self> {
-        check_ld(cols, ld)?;
-        let len = rows
-            .checked_mul(ld)
-            .ok_or_else(|| Error::Overflow(format!("{rows} x ld {ld}")))?;
-        let layout = Layout::matrix(rows, cols, ld)?;
-        let data = stream.alloc_zeros::<T>(len.max(1))?;
-        Ok(DeviceMatrix {
-            data,
-            rows,
-            cols,
-            ld,
-            layout,
-        })
-    }
-
-    /// Upload `host`, which holds the whole allocation: `rows * ld` elements, row-major.
-    pub fn from_host(
-        stream: &Arc<CudaStream>,
-        rows: usize,
-        cols: usize,
-        ld: usize,
-        host: &[T],
-    ) -> Result<Self> {
-        check_ld(cols, ld)?;
-        let len = rows
-            .checked_mul(ld)
-            .ok_or_else(|| Error::Overflow(format!("{rows} x ld {ld}")))?;
-        if host.len() != len {
-            return Err(Error::Shape(format!(
-                "host data has {} elements, {rows} x ld {ld} needs {len}",
-                host.len()
-            )));
-        }
-        let layout = Layout::matrix(rows, cols, ld)?;
-        let data = if len == 0 {
-            stream.alloc_zeros::<T>(1)?
-        } else {
-            stream.clone_htod(host)?
-        };
-        Ok(DeviceMatrix {
-            data,
-            rows,
-            cols,
-            ld,
-            layout,
-        })
-    }
-
-    /// Download the whole allocation (`rows * ld` elements), waiting for the stream.
-    pub fn to_host(&self, stream: &Arc<CudaStream>) -> Result<Vec<T>> {
-        let mut v = stream.clone_dtoh(&self.data)?;
-        stream.synchronize()?;
-        v.truncate(self.rows * self.ld);
-        Ok(v)
-    }
-
-    /// Overwrite the whole allocation from `host` (`rows * ld` elements).
-    pub fn upload(&mut self, stream: &Arc<CudaStream>, host: &[T]) -> Result<()> {
-        if host.len() != self.rows * self.ld {
-            return Err(Error::Shape(format!(
-                "host data has {} elements, the matrix holds {}",
-                host.len(),
-                self.rows * self.ld
-            )));
-        }
-        if !host.is_empty() {
-            stream.memcpy_htod(host, &mut self.data)?;
-        }
-        Ok(())
-    }
-
-    /// Rows of the view.
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-    /// Columns of the view.
-    pub fn cols(&self) -> usize {
-        self.cols
-    }
-    /// Leading dimension of the view, in elements.
-    pub fn ld(&self) -> usize {
-        self.ld
-    }
-    /// The cudarc buffer behind the matrix.
-    pub fn as_slice(&self) -> &CudaSlice<T> {
-        &self.data
-    }
-
-    /// The whole matrix as a shared view.
-    pub fn view(&self) -> MatrixView<'_, T> {
-        TensorView {
-            mem: Mem::Slice(&self.data),
-            place: Place::new(0, self.layout, self.data.len()),
-        }
-    }
-
-    /// A view of the same allocation with another shape: element (0, 0) at `offset` elements from
-    /// the allocation's start, `rows × cols`, leading dimension `ld`; checked against the
-    /// allocation. Reaches offsets a [`MatrixView::sub`] cannot (any element offset).
-    pub fn view_at(
-        &self,
-        offset: usize,
-        rows: usize,
-        cols: usize,
-        ld: usize,
-    ) -> Result<MatrixView<'_, T>> {
-        let place = Place::matrix(offset, rows, cols, ld, self.data.len())?;
-        Ok(TensorView {
-            mem: Mem::Slice(&self.data),
-            place,
-        })
-    }
-
-    /// The mutable form of [`DeviceMatrix::view_at`].
-    pub fn view_at_mut(
-        &mut self,
-        offset: usize,
-        rows: usize,
-        cols: usize,
-        ld: usize,
-    ) -> Result<MatrixViewMut<'_, T>> {
-        let place = Place::matrix(offset, rows, cols, ld, self.data.len())?;
-        Ok(TensorViewMut {
-            mem: MemMut::Slice(&mut self.data),
-            place,
-        })
-    }
-
-    /// The whole matrix as a mutable view.
-    pub fn view_mut(&mut self) -> MatrixViewMut<'_, T> {
-        TensorViewMut {
-            place: Place::new(0, self.layout, self.data.len()),
-            mem: MemMut::Slice(&mut self.data),
-        }
-    }
-}
-
-/// A device tensor: a cudarc buffer holding every element a [`Layout`] of any rank (1 to 6) maps
-/// to (`cosize` elements), and the layout. Views of it are [`TensorView`] / [`TensorViewMut`].
-///
-/// ```no_run
-/// # fn main() -> Result<(), cute_copy::Error> {
-/// use cute_copy::{DeviceTensor, Layout};
-/// let stream = cute_copy::stream(0)?;
-/// let x = DeviceTensor::<half::f16>::zeros(&stream, Layout::row_major(&[8, 32, 4096, 128])?)?;
-/// let xt = x.view().permute(&[0, 2, 1, 3])?; // [B,H,S,D] seen as [B,S,H,D]
-/// assert_eq!(xt.layout().to_string(), "(8,4096,32,128):(16777216,128,524288,1)");
-/// # Ok(()) }
-/// ```
-#[derive(Debug)]
-pub struct DeviceTensor<T: Element> {
-    data: CudaSlice<T>,
-    layout: Layout,
-}
-
-impl<T: Element> DeviceTensor<T> {
-    /// A zero-filled tensor of `layout` (its `cosize` elements are allocated).
-    pub fn zeros(stream: &Arc<CudaStream>, layout: Layout) -> Result<Self> {
-        let data = stream.alloc_zeros::<T>(layout.cosize()?.max(1))?;
-        Ok(DeviceTensor { data, layout })
-    }
-
-    /// Upload `host`, the whole allocation: `layout.cosize()` elements, element `i` at offset `i`.
-    pub fn from_host(stream: &Arc<CudaStream>, layout: Layout, host: &[T]) -> Result<Self> {
-        let len = layout.cosize()?;
-        if host.len() != len {
-            return Err(Error::Shape(format!(
-                "host data has {} elements, {layout} spans {len}",
-                host.len()
-            )));
-        }
-        let data = if len == 0 {
-            stream.alloc_zeros::<T>(1)?
-        } else {
-            stream.clone_htod(host)?
-        };
-        Ok(DeviceTensor { data, layout })
-    }
-
-    /// Download the whole allocation (`cosize` elements), waiting for the stream.
-    pub fn to_host(&self, stream: &Arc<CudaStream>) -> Result<Vec<T>> {
-        let mut v = stream.clone_dtoh(&self.data)?;
-        stream.synchronize()?;
-        v.truncate(self.layout.cosize()?);
-        Ok(v)
-    }
-
-    /// The layout of the whole tensor.
-    pub fn layout(&self) -> Layout {
-        self.layout
-    }
-    /// The cudarc buffer behind the tensor.
-    pub fn as_slice(&self) -> &CudaSlice<T> {
-        &self.data
-    }
-    /// The whole tensor as a shared view.
-    pub fn view(&self) -> TensorView<'_, T> {
-        TensorView {
-            mem: Mem::Slice(&self.data),
-            place: Place::new(0, self.layout, self.data.len()),
-        }
-    }
-    /// The whole tensor as a mutable view.
-    pub fn view_mut(&mut self) -> TensorViewMut<'_, T> {
-        TensorViewMut {
-            place: Place::new(0, self.layout, self.data.len()),
-            mem: MemMut::Slice(&mut self.data),
-        }
-    }
-}
+pub use owned::{DeviceMatrix, DeviceTensor};
 
 /// Where a view's elements live.
 #[derive(Debug, Clone, Copy)]
@@ -312,22 +80,33 @@ pub struct Geometry {
 
 impl Geometry {
     /// The view lies inside its allocation and its leading dimension covers its columns.
+    /// The bytes this view's elements span (first to last, pitch gaps included), element
+    /// (0, 0) at the device address `addr`: what the launch path checks overlap on.
+    pub(crate) fn span_at(&self, addr: u64, elem_bytes: usize) -> Result<crate::launch::Span> {
+        let bytes = span(self.rows, self.cols, self.ld)? as u64 * elem_bytes as u64;
+        Ok(crate::launch::Span { addr, bytes })
+    }
+
     pub(crate) fn check_extent(&self) -> Result<()> {
         check_ld(self.cols, self.ld)?;
-        let needed = span(self.rows, self.cols, self.ld)?;
-        let end = self
-            .offset
-            .checked_add(needed)
-            .ok_or_else(|| Error::Overflow("view offset".into()))?;
-        if end > self.len {
-            return Err(Error::OutOfBounds {
-                offset: self.offset,
-                needed,
-                len: self.len,
-            });
-        }
-        Ok(())
+        check_within(self.offset, span(self.rows, self.cols, self.ld)?, self.len)
     }
+}
+
+/// The one bounds check of every view: `needed` elements from `offset` fit in an allocation of
+/// `len` elements.
+fn check_within(offset: usize, needed: usize, len: usize) -> Result<()> {
+    let end = offset
+        .checked_add(needed)
+        .ok_or_else(|| Error::Overflow("view offset".into()))?;
+    if end > len {
+        return Err(Error::OutOfBounds {
+            offset,
+            needed,
+            len,
+        });
+    }
+    Ok(())
 }
 
 /// A view's place in its allocation: coordinate 0 at `offset` elements, `layout`, in an allocation
@@ -363,19 +142,7 @@ impl Place {
 
     /// Every element lies inside the allocation.
     pub(crate) fn check(&self) -> Result<()> {
-        let needed = self.layout.cosize()?;
-        let end = self
-            .offset
-            .checked_add(needed)
-            .ok_or_else(|| Error::Overflow("view offset".into()))?;
-        if end > self.len {
-            return Err(Error::OutOfBounds {
-                offset: self.offset,
-                needed,
-                len: self.len,
-            });
-        }
-        Ok(())
+        check_within(self.offset, self.layout.cosize()?, self.len)
     }
 
     /// The matrix reading: rank 2 `(rows, cols):(ld, 1)` with `ld >= cols` (or rank 1 `(n):(1)`).

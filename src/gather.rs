@@ -1,0 +1,293 @@
+//! Index-driven copies: row gathers and scatters ([`gather_rows`], [`scatter_rows`]) and
+//! block-table copies ([`copy_blocks`]), each one realign descriptor passed by value with its
+//! indices read on the device (see the indices' rules in `src/batch.rs`'s module docs), and the
+//! [`IndexStatus`] that counts the indices found out of range.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+
+use crate::batch::{BatchPlan, Index};
+use crate::device::check_context;
+use crate::error::{Error, Result};
+use crate::ffi::RowsDesc;
+use crate::realign::{self, Rows};
+use crate::view::{MatrixView, MatrixViewMut};
+use crate::{launch, DType, Element};
+
+/// A device buffer that counts indices found out of range by index-driven copies.
+///
+/// Allocate it once, pass it to every launch, and [`check`](IndexStatus::check) it when you
+/// synchronize: the kernels only add to it, `check` reads and clears it.
+#[derive(Debug)]
+pub struct IndexStatus {
+    /// [count, lowest item]
+    buf: CudaSlice<u64>,
+}
+
+impl IndexStatus {
+    /// A cleared status buffer on `stream`'s device.
+    pub fn new(stream: &Arc<CudaStream>) -> Result<Self> {
+        let buf = stream.clone_htod(&[0u64, u64::MAX])?;
+        Ok(IndexStatus { buf })
+    }
+
+    /// Wait for `stream`, then report what the launches since the last check found: `Ok` when
+    /// every index was in range (negative ones are skips, not errors), else
+    /// [`Error::IndexOutOfRange`]. Clears the status either way.
+    pub fn check(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        let v = stream.clone_dtoh(&self.buf)?;
+        stream.memcpy_htod(&[0u64, u64::MAX], &mut self.buf)?;
+        stream.synchronize()?;
+        match v[0] {
+            0 => Ok(()),
+            count => Err(Error::IndexOutOfRange {
+                count,
+                first_item: v[1],
+            }),
+        }
+    }
+
+    fn addr<'s>(&'s mut self, stream: &'s CudaStream) -> (u64, cudarc::driver::SyncOnDrop<'s>) {
+        self.buf.device_ptr_mut(stream)
+    }
+}
+
+/// Check host-side indices against `limit` (negative ones are skips) and upload them.
+/// An index at or past `limit` is [`Error::IndexOutOfRange`] before anything is uploaded.
+pub fn upload_indices<I: Index>(
+    stream: &Arc<CudaStream>,
+    indices: &[I],
+    limit: usize,
+) -> Result<CudaSlice<I>> {
+    let bad: Vec<usize> = indices
+        .iter()
+        .enumerate()
+        .filter(|(_, &i)| i.into() >= limit as i64)
+        .map(|(k, _)| k)
+        .collect();
+    if let Some(&first) = bad.first() {
+        return Err(Error::IndexOutOfRange {
+            count: bad.len() as u64,
+            first_item: first as u64,
+        });
+    }
+    if indices.is_empty() {
+        return Ok(stream.alloc_zeros::<I>(1)?);
+    }
+    Ok(stream.clone_htod(indices)?)
+}
+
+/// One index-driven descriptor, launched by value with the status buffer.
+fn launch_indexed(
+    desc: RowsDesc,
+    dtype: DType,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    if realign::tasks_of(&desc) == 0 {
+        return Ok(());
+    }
+    let (status_addr, _g) = status.addr(stream);
+    launch::rows(&desc, dtype, status_addr, stream)
+}
+
+pub(crate) fn index_addr<'s, I: Index>(
+    idx: &'s CudaSlice<I>,
+    stream: &'s Arc<CudaStream>,
+) -> Result<(u64, cudarc::driver::SyncOnDrop<'s>)> {
+    check_context("indices", idx.context(), stream)?;
+    Ok(idx.device_ptr(stream))
+}
+
+pub(crate) fn check_cols<T: Element>(
+    src: &MatrixView<'_, T>,
+    dst: &MatrixViewMut<'_, T>,
+) -> Result<()> {
+    if src.cols() != dst.cols() {
+        return Err(Error::ShapeMismatch {
+            src: (src.rows(), src.cols()),
+            dst: (dst.rows(), dst.cols()),
+            what: "rows move between matrices of the same number of columns",
+        });
+    }
+    src.geometry()?.check_extent()?;
+    dst.geometry()?.check_extent()
+}
+
+pub(crate) fn pinned_pair<'s, T: Element>(
+    src: &'s MatrixView<'_, T>,
+    dst: &'s mut MatrixViewMut<'_, T>,
+    stream: &'s Arc<CudaStream>,
+) -> Result<(crate::view::Pinned<'s>, crate::view::Pinned<'s>)> {
+    check_context("source", src.context(), stream)?;
+    check_context("destination", dst.context(), stream)?;
+    let e = T::DTYPE.size_bytes();
+    let (sg, dg) = (src.geometry()?, dst.geometry()?);
+    let s = src.pin(stream);
+    let d = dst.pin(stream);
+    launch::disjoint(sg.span_at(s.addr, e)?, dg.span_at(d.addr, e)?)?;
+    Ok((s, d))
+}
+
+pub(crate) fn row_desc<T: Element>(
+    src: &MatrixView<'_, T>,
+    dst: &MatrixViewMut<'_, T>,
+) -> Result<RowsDesc> {
+    let e = T::DTYPE.size_bytes() as i64;
+    // One row per item, the items `ld` apart: addresses, items and indices set by the caller.
+    let row = Rows {
+        addr: 0,
+        pitch: 0,
+        row_bytes: (src.cols() * T::DTYPE.size_bytes()) as u64,
+        rows: 1,
+    };
+    Ok(RowsDesc {
+        src_item_stride: src.ld() as i64 * e,
+        dst_item_stride: dst.ld() as i64 * e,
+        src_items: src.rows() as i64,
+        dst_items: dst.rows() as i64,
+        ..realign::rows_desc(row, row)
+    })
+}
+
+/// Row gather: `dst[i, :] = src[indices[i], :]` for every row `i` of `dst`, in one launch.
+/// `indices` holds at least `dst.rows()` entries on the device; a negative entry leaves its
+/// destination row untouched; one at or past `src.rows()` too, and is counted in `status`.
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// let stream = cute_copy::stream(0)?;
+/// let table = cute_copy::DeviceMatrix::<f32>::zeros(&stream, 50_000, 256, 256)?;
+/// let mut out = cute_copy::DeviceMatrix::<f32>::zeros(&stream, 3, 256, 256)?;
+/// let idx = cute_copy::upload_indices(&stream, &[7i64, -1, 49_999], table.rows())?;
+/// let mut status = cute_copy::IndexStatus::new(&stream)?;
+/// cute_copy::gather_rows(&table.view(), &idx, &mut out.view_mut(), &mut status, &stream)?;
+/// status.check(&stream)?; // waits; Err(IndexOutOfRange) if an index was past the end
+/// # Ok(()) }
+/// ```
+pub fn gather_rows<T: Element, I: Index>(
+    src: &MatrixView<'_, T>,
+    indices: &CudaSlice<I>,
+    dst: &mut MatrixViewMut<'_, T>,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<BatchPlan> {
+    indexed_rows(Indexed::Source, src, indices, dst, status, stream)
+}
+
+/// Row scatter: `dst[indices[i], :] = src[i, :]` for every row `i` of `src`, in one launch.
+/// Negative entries skip their source row; entries at or past `dst.rows()` are skipped and counted
+/// in `status`. With repeated indices one of the writers wins, unspecified which.
+pub fn scatter_rows<T: Element, I: Index>(
+    src: &MatrixView<'_, T>,
+    indices: &CudaSlice<I>,
+    dst: &mut MatrixViewMut<'_, T>,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<BatchPlan> {
+    indexed_rows(Indexed::Destination, src, indices, dst, status, stream)
+}
+
+/// Which side of a row gather or scatter the indices address.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Indexed {
+    /// `dst[i] = src[indices[i]]`: one index per destination row.
+    Source,
+    /// `dst[indices[i]] = src[i]`: one index per source row.
+    Destination,
+}
+
+fn indexed_rows<T: Element, I: Index>(
+    which: Indexed,
+    src: &MatrixView<'_, T>,
+    indices: &CudaSlice<I>,
+    dst: &mut MatrixViewMut<'_, T>,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<BatchPlan> {
+    check_cols(src, dst)?;
+    let (rows, what, kind) = match which {
+        Indexed::Source => (dst.rows(), "destination", "row gather"),
+        Indexed::Destination => (src.rows(), "source", "row scatter"),
+    };
+    if indices.len() < rows {
+        return Err(Error::Shape(format!(
+            "{} indices for {rows} {what} rows",
+            indices.len()
+        )));
+    }
+    let (idx, _ig) = index_addr(indices, stream)?;
+    let mut desc = row_desc(src, dst)?;
+    desc.items = if src.cols() == 0 { 0 } else { rows as i64 };
+    let (s, d) = pinned_pair(src, dst, stream)?;
+    (desc.src, desc.dst) = (s.addr, d.addr);
+    match which {
+        Indexed::Source => desc.src_index = idx,
+        Indexed::Destination => desc.dst_index = idx,
+    }
+    desc.index_bytes = I::BYTES;
+    let plan = BatchPlan::of(kind, T::DTYPE, &[desc]);
+    launch_indexed(desc, T::DTYPE, status, stream)?;
+    Ok(plan)
+}
+
+/// Block-table copy (paged KV-cache copy and swap): for each pair `k`, the block
+/// `pairs[2k]` of `src` goes to block `pairs[2k + 1]` of `dst`, in one launch. A block is
+/// `block_rows` consecutive rows: block `b` is rows `b * block_rows ..` of the view, so a pool of
+/// `n` blocks is a `(n * block_rows) × cols` matrix (vLLM's `[num_blocks, block_size, ...]`).
+/// `pairs` holds `2 * n` entries (`[n, 2]` row-major) on the device. A negative entry skips the
+/// pair; one past the last whole block of its side is skipped and counted in `status`.
+pub fn copy_blocks<T: Element, I: Index>(
+    src: &MatrixView<'_, T>,
+    dst: &mut MatrixViewMut<'_, T>,
+    block_rows: usize,
+    pairs: &CudaSlice<I>,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<BatchPlan> {
+    check_cols(src, dst)?;
+    if block_rows == 0 {
+        return Err(Error::Shape("blocks of 0 rows".into()));
+    }
+    if pairs.len() % 2 != 0 {
+        return Err(Error::Shape(format!(
+            "a block table holds pairs: {} entries is odd",
+            pairs.len()
+        )));
+    }
+    let (idx, _ig) = index_addr(pairs, stream)?;
+    let dst_blocks = (dst.rows() / block_rows) as i64;
+    let ld = dst.ld() as i64;
+    let (s, d) = pinned_pair(src, dst, stream)?;
+    let e = T::DTYPE.size_bytes() as i64;
+    let (cols, ls) = (src.cols() as i64, src.ld() as i64);
+    let br = block_rows as i64;
+    // Contiguous blocks on both sides coalesce into one run each.
+    let (rows, row_bytes, sp, dp) = if ls == cols && ld == cols {
+        (1, br * cols * e, br * cols * e, br * cols * e)
+    } else {
+        (br, cols * e, ls * e, ld * e)
+    };
+    let side = |addr, pitch: i64| Rows {
+        addr,
+        pitch: pitch as u64,
+        row_bytes: row_bytes as u64,
+        rows: rows as u64,
+    };
+    let desc = RowsDesc {
+        items: if cols == 0 { 0 } else { pairs.len() as i64 / 2 },
+        src_item_stride: br * ls * e,
+        dst_item_stride: br * ld * e,
+        src_index: idx,
+        dst_index: idx + I::BYTES as u64,
+        src_items: (src.rows() / block_rows) as i64,
+        dst_items: dst_blocks,
+        index_bytes: I::BYTES,
+        index_stride: 2,
+        ..realign::rows_desc(side(s.addr, sp), side(d.addr, dp))
+    };
+    let plan = BatchPlan::of("block copy", T::DTYPE, &[desc]);
+    launch_indexed(desc, T::DTYPE, status, stream)?;
+    Ok(plan)
+}

@@ -1,0 +1,494 @@
+//! The reason for every choice of a [`Plan`], a [`TensorPlan`] and a [`BatchPlan`], one sentence
+//! each: what `Display` (and the CLI's `explain`) prints. Pure: the device's facts come from the
+//! plan's [`DeviceInfo`](crate::DeviceInfo).
+
+use std::fmt;
+
+use super::{
+    Operation, Plan, TensorPlan, TensorRoute, DIVMOD_MAX_DIVIDEND, RAGGED_ROW_MIN_BYTES,
+    REALIGN_MIN_ROW_BYTES,
+};
+use crate::atom::Family;
+use crate::batch::BatchPlan;
+use crate::realign;
+use crate::transpose::{TileKind, TileStage, NARROW_MAX_BYTES, NARROW_REGISTER_ROWS};
+use crate::Atom;
+
+impl Plan {
+    /// The reason for each choice, one sentence each.
+    pub fn reasons(&self) -> Vec<String> {
+        let e = self.dtype.size_bytes();
+        let atom_bits = self.atom.bytes_for(self.dtype) * 8;
+        let mut r = vec![format!(
+            "element {} is {e} byte{}: the width-{e} kernels run it",
+            self.dtype,
+            if e == 1 { "" } else { "s" }
+        )];
+        for (op, bits, what) in [
+            (&self.src, self.src_bits, "source"),
+            (&self.dst, self.dst_bits, "destination"),
+        ] {
+            let pitch = op.ld * e;
+            let legal = if bits == 128 {
+                format!("{bits}-bit legal")
+            } else {
+                format!("128-bit not legal, {bits}-bit is the widest")
+            };
+            r.push(format!(
+                "{what}: element (0,0) at byte offset {} and row pitch {pitch} B (ld {}) are {}-byte aligned: {legal}",
+                op.offset_bytes,
+                op.ld,
+                bits / 8
+            ));
+        }
+        if self.coalesced() {
+            r.push(format!(
+                "coalesced: both sides are contiguous (ld == cols), so CuTe's coalesce turns ({},{}):({},1) into ({}):(1) on both sides: one run of {} bytes",
+                self.src.rows,
+                self.src.cols,
+                self.src.cols,
+                self.launched.0.cols,
+                self.launched.0.cols * e
+            ));
+        }
+        if self.realigned() {
+            r.extend(self.realign_reasons());
+            return r;
+        }
+        if self.explicit {
+            r.push(format!(
+                "atom {} requested explicitly: {atom_bits}-bit accesses, legal for both sides",
+                self.atom
+            ));
+        } else if self.src.cols * e < REALIGN_MIN_ROW_BYTES
+            && self.src_bits.min(self.dst_bits) < 128
+        {
+            r.push(format!(
+                "atom {}: the widest access legal on both sides ({atom_bits}-bit); rows of {} B are shorter than {REALIGN_MIN_ROW_BYTES} B, too short for a warp per row segment to realign",
+                self.atom,
+                self.src.cols * e
+            ));
+        } else {
+            r.push(format!(
+                "atom {}: the widest access legal on both sides ({atom_bits}-bit); a register round trip needs no shared-memory staging",
+                self.atom
+            ));
+        }
+        if self.atom.family() == Family::CpAsync {
+            r.push(format!(
+                "cp.async stages each {}x{} tile in {} B of shared memory, fenced with cp_async_fence and awaited with cp_async_wait<0>",
+                self.config.tile.0, self.config.tile.1, self.config.smem_bytes
+            ));
+        }
+        let (thr, val, tile) = (
+            self.config.thr_layout,
+            self.config.val_layout,
+            self.config.tile,
+        );
+        let calls = tile.0 * tile.1 / (thr.0 * thr.1 * val.0 * val.1);
+        r.push(format!(
+            "thread layout {thr:?} row-major ({} threads), value layout {val:?}: a warp covers {} contiguous bytes of a row; tile {tile:?} gives each thread {calls} atom calls in flight",
+            self.config.threads,
+            thr.1 * val.1 * e
+        ));
+        if self.blocks() == 0 {
+            r.push("empty copy: nothing to launch".into());
+        } else {
+            let mut p = format!(
+                "grid: {} x {} tiles = {} blocks; ",
+                self.tiles.0,
+                self.tiles.1,
+                self.blocks()
+            );
+            match self.predicated_tiles() {
+                0 => p += "every tile is interior: no predicates evaluated",
+                n => {
+                    p += &format!(
+                        "{n} boundary tile{} evaluate predicates (",
+                        if n == 1 { "" } else { "s" }
+                    );
+                    let mut parts = vec![];
+                    if self.predicated_last_row {
+                        parts.push("last tile row");
+                    }
+                    if self.predicated_last_col {
+                        parts.push("last tile column");
+                    }
+                    p += &parts.join(" and ");
+                    p += "), the rest run unpredicated";
+                }
+            }
+            r.push(p);
+        }
+        if self.operation == Operation::Pad {
+            let how = if self.atom.zero_fill() {
+                "the ZFILL atom writes zeros to shared memory"
+            } else {
+                "registers start cleared"
+            };
+            r.push(format!(
+                "pad {}x{} -> {}x{}: {how}, so the destination outside the source is written with zeros in the same launch",
+                self.src.rows, self.src.cols, self.dst.rows, self.dst.cols
+            ));
+        }
+        r
+    }
+}
+
+/// Bytes in MiB, for the explain lines.
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / (1u64 << 20) as f64
+}
+
+impl Plan {
+    /// The L2 prefetch line of a realign plan's `explain`, for a device with `l2_bytes` of L2
+    /// (0: no device to ask).
+    pub(super) fn l2_prefetch_reason(&self, l2_bytes: usize) -> String {
+        let (src, _) = self.launched;
+        let e = self.dtype.size_bytes();
+        let span = crate::view::span(src.rows, src.cols, src.ld).unwrap_or(0) * e;
+        let ahead = self.l2_prefetch_tasks(l2_bytes);
+        if l2_bytes == 0 {
+            format!("L2 prefetch when the source span ({:.1} MiB) is at least the device's L2: no device to ask here", mib(span))
+        } else if ahead > 0 {
+            format!(
+                "L2 prefetch: the source span ({:.1} MiB) is at least this device's L2 ({:.1} MiB), so the copy streams from DRAM; each warp task also asks L2 (prefetch.global.L2, 16 lines of 128 B) for the source of the task {ahead} tasks ahead ({} MiB), bytes in flight that hold no register (the kernel is held to 32 warps per SM by its 64 registers)",
+                mib(span),
+                mib(l2_bytes),
+                (ahead * self.config.tile.1 * e) >> 20
+            )
+        } else {
+            format!(
+                "no L2 prefetch: the source span ({:.1} MiB) is below this device's L2 ({:.1} MiB) or the rows are short enough to share a warp task; back-to-back copies of that size find part of their source in L2, where prefetches only add requests",
+                mib(span),
+                mib(l2_bytes)
+            )
+        }
+    }
+
+    /// The lean run kernel's line of a realign plan's `explain`, for a device with `l2_bytes` of
+    /// L2 (0: no device to ask).
+    pub(super) fn lean_reason(&self, l2_bytes: usize) -> String {
+        let e = self.dtype.size_bytes();
+        let (_, dst) = self.launched;
+        let bytes = dst.cols * e;
+        let tile = realign::WARPS * self.config.tile.1 * e; // a block's bytes: kWarps warp tasks
+        let shape = |threads: usize| {
+            let per = tile / 16 / threads; // 16-byte vectors per thread
+            format!(
+                "blocks of {threads} threads, thread layout ({threads}):(1), value layout (1), {per} vector{} per thread a block-width apart",
+                if per == 1 { "" } else { "s" }
+            )
+        };
+        let which = if l2_bytes == 0 {
+            format!(
+                "{} when source and destination ({:.1} MiB together) fit in the device's L2 (part of them stays there between back-to-back copies, and more loads per thread win), else {} (the copy streams from DRAM; finer tiles win): no device to ask here",
+                shape(128),
+                mib(2 * bytes),
+                shape(256)
+            )
+        } else if self.lean_threads(l2_bytes) == 128 {
+            format!(
+                "{}: source and destination ({:.1} MiB together) fit in this device's L2 ({:.1} MiB), part of them stays there between back-to-back copies, and more loads per thread win",
+                shape(128),
+                mib(2 * bytes),
+                mib(l2_bytes)
+            )
+        } else {
+            format!(
+                "{}: source and destination ({:.1} MiB together) outgrow this device's L2 ({:.1} MiB), so the copy streams from DRAM, where finer tiles win",
+                shape(256),
+                mib(2 * bytes),
+                mib(l2_bytes)
+            )
+        };
+        format!(
+            "lean run kernel: one contiguous range of {bytes} B with the same 16-byte phase on both sides ({} B): a head up to the first 16-byte boundary, a body of aligned vectors and a tail, and no funnel shift; the body is a plain TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> over tiles of {tile} B ({} blocks), {which}; 32 registers per thread, so 64 warps stay resident per SM instead of the general kernel's 32",
+            dst.offset_bytes % 16,
+            self.blocks()
+        )
+    }
+
+    fn realign_reasons(&self) -> Vec<String> {
+        let l2 = self.device.map_or(0, |d| d.l2_bytes); // 0: made for no device
+        let e = self.dtype.size_bytes();
+        let (src, dst) = self.launched;
+        let mut r = Vec::new();
+        let why = if self.explicit {
+            "requested explicitly (legal at any alignment)".to_string()
+        } else if self.lean_run() {
+            "one long run whose two ends share their 16-byte phase: streamed at the copy limit without a shift".to_string()
+        } else if self.coalesced() || dst.rows == 1 {
+            "one long run: a warp per 2 KiB segment of it streams at the copy limit whatever its alignment".to_string()
+        } else if self.src_bits == 128 && self.dst_bits == 128 {
+            let long = if src.cols == dst.cols {
+                format!("{} B long, not a multiple of 16", dst.cols * e)
+            } else {
+                format!(
+                    "{} B long in the source and {} B in the destination, not both multiples of 16",
+                    src.cols * e,
+                    dst.cols * e
+                )
+            };
+            format!(
+                "rows are 16-byte aligned on both sides but {long} (and at least {RAGGED_ROW_MIN_BYTES} B): the tile engine would end every row in a predicated partial tile, the realign kernel ends it in an element-wise tail within the same round trip"
+            )
+        } else {
+            format!(
+                "rows are not 16-byte aligned on both sides (source {}-byte, destination {}-byte) and are at least {REALIGN_MIN_ROW_BYTES} B long",
+                self.src_bits / 8,
+                self.dst_bits / 8
+            )
+        };
+        r.push(format!("atom {}: {why}", self.atom));
+        if self.lean_run() {
+            r.push(self.lean_reason(l2));
+            return r;
+        }
+        let (sp, dp) = (src.ld * e, dst.ld * e);
+        let shift = if src.rows <= 1 || sp % 16 == dp % 16 {
+            format!(
+                "the same for every row ({} B)",
+                (16 + src.offset_bytes % 16 - dst.offset_bytes % 16) % 16
+            )
+        } else {
+            "changing from row to row (the pitches differ mod 16)".to_string()
+        };
+        r.push(format!(
+            "each destination row splits into a head up to its first 16-byte boundary, a body of 16-byte-aligned vectors and a tail; a body vector's source bytes start m bytes into the source's 16-byte grid, m {shift}; each lane loads the aligned source vector A_v holding its first byte, takes A_v+1 from the next lane by a warp shuffle (lane 31 loads one more) and funnel-shifts the pair into place, so every global load and store of the body is 128-bit and aligned"
+        ));
+        r.push(format!(
+            "TiledCopy of Copy_Atom<UniversalCopy<uint128_t>> over the body: thread layout (32):(1) (a warp), value layout (1): consecutive lanes own consecutive vectors, {} vectors in flight per lane a warp-width apart; a source vector that reaches past its row into the neighbouring rows or pitch gaps is still read whole when it lies inside the source's read span (first row's first byte to last row's last byte read: one allocation), its outside bytes dropped by the shift; only the span's first and last vectors{} go by pieces, and heads and tails element by element, under identity-tensor predicates (nothing outside the span is read, nothing outside a destination row is written)",
+            self.config.tile.1 * e / 16 / 32,
+            if src.cols < dst.cols {
+                " and, for this pad's shorter source rows, every vector that reaches past its row (the zeros beyond it)"
+            } else {
+                ""
+            }
+        ));
+        r.push(self.l2_prefetch_reason(l2));
+        let packed = self.launched.0.rows > self.tiles.0;
+        let warps = realign::WARPS;
+        if self.blocks() == 0 {
+            r.push("empty copy: nothing to launch".into());
+        } else if packed {
+            let per = self.launched.0.rows.div_ceil(self.tiles.0);
+            r.push(format!(
+                "rows of {} B are short: {per} rows share a warp task, each copied by a group of {} lanes (the same TiledCopy with thread layout ({}):(1), shuffles within the group): {} tasks, {warps} warps per block ({} blocks)",
+                self.launched.1.cols * e,
+                32 / per,
+                32 / per,
+                self.tiles.0,
+                self.blocks()
+            ));
+        } else {
+            r.push(format!(
+                "warp tasks: {} row{} x {} segment{} of up to {} B = {} tasks, {warps} warps per block ({} blocks), at most 64 registers per thread so that {} blocks ({} warps) fit on an SM; {}",
+                self.tiles.0,
+                if self.tiles.0 == 1 { "" } else { "s" },
+                self.tiles.1,
+                if self.tiles.1 == 1 { "" } else { "s" },
+                self.config.tile.1 * e,
+                self.tiles.0 * self.tiles.1,
+                self.blocks(),
+                32 / warps,
+                32,
+                if self.tiles.0.saturating_mul(self.tiles.1) <= DIVMOD_MAX_DIVIDEND {
+                    "a task's (row, segment) comes from a cutlass::FastDivmod built on the host (a multiply-high, no 64-bit division before the first load)"
+                } else {
+                    "2^31 tasks or more: each task divides its index into (row, segment) in 64 bits"
+                }
+            ));
+        }
+        if self.operation == Operation::Pad {
+            r.push(format!(
+                "pad {}x{} -> {}x{}: destination bytes past a source row, and rows past the source, are built as zeros and stored in the same launch",
+                self.src.rows, self.src.cols, self.dst.rows, self.dst.cols
+            ));
+        }
+        r
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let op = match self.operation {
+            Operation::Copy => "copy",
+            Operation::Pad => "pad",
+        };
+        writeln!(
+            f,
+            "plan: {op} {} {}x{} (ld {}) -> {}x{} (ld {}) on {}",
+            self.dtype,
+            self.src.rows,
+            self.src.cols,
+            self.src.ld,
+            self.dst.rows,
+            self.dst.cols,
+            self.dst.ld,
+            self.atom
+        )?;
+        for r in self.reasons() {
+            writeln!(f, "  - {r}")?;
+        }
+        Ok(())
+    }
+}
+
+impl TensorPlan {
+    /// Why each choice was made, one sentence each.
+    pub fn reasons(&self) -> Vec<String> {
+        let (cs, cd) = &self.coalesced;
+        let mut v = vec![format!(
+            "coalesced (size-1 modes dropped, modes sorted by destination stride, modes that step over each other on both sides merged): {} -> {}, rank {} -> {}",
+            cs,
+            cd,
+            self.src.rank(),
+            cs.rank()
+        )];
+        match &self.route {
+            TensorRoute::Matrix(p) => {
+                v.push(format!(
+                    "both sides are a row-major {} x {} matrix with unit column stride: the 2D engine ({:?})",
+                    p.src.rows, p.src.cols, p.atom
+                ));
+                v.extend(p.reasons());
+            }
+            TensorRoute::Rows {
+                plan,
+                items,
+                item_stride,
+            } => {
+                v.push(format!(
+                    "rank 3 with the unit-stride mode shared: {items} matrices of {} x {} at item strides {} / {} elements, one Realign128 launch (16-byte accesses at any byte alignment)",
+                    plan.src.rows, plan.src.cols, item_stride.0, item_stride.1
+                ));
+            }
+            TensorRoute::Transpose(t) => {
+                let e = self.dtype.size_bytes();
+                match t.kind {
+                    TileKind::Transpose => v.push(format!(
+                        "the unit-stride modes differ (source: mode {}, destination: mode {}): a transposing tile, loaded along mode {} and stored along mode {}",
+                        t.mode_a, t.mode_b, t.mode_a, t.mode_b
+                    )),
+                    TileKind::Rows => v.push(format!(
+                        "the unit-stride mode {} is shared but {} modes remain after coalescing: tiles of {} rows of mode {} through shared memory, the other modes walked by the grid",
+                        t.mode_a, cs.rank(), t.tile.1, t.mode_b
+                    )),
+                    TileKind::NarrowLoad => v.push(format!(
+                        "the load mode {} has {} elements ({} bytes < {NARROW_MAX_BYTES}) and the source holds (mode {}, mode {}) as one run: tiles of {} x {} elements loaded as one contiguous run, stored as {} rows along mode {}",
+                        t.mode_a, cs.shape()[t.mode_a], cs.shape()[t.mode_a] * e, t.mode_b, t.mode_a, t.tile.1, t.tile.0, t.tile.0, t.mode_b
+                    )),
+                    TileKind::Narrow => v.push(format!(
+                        "the store mode {} has {} elements ({} bytes < {NARROW_MAX_BYTES}) and the destination holds (mode {}, mode {}) as one run: narrow tiles of {} x {} elements stored as one contiguous run",
+                        t.mode_b, cd.shape()[t.mode_b], cd.shape()[t.mode_b] * e, t.mode_a, t.mode_b, t.tile.1, t.tile.0
+                    )),
+                }
+                if t.stage == TileStage::Registers {
+                    let r = t.narrow_rows().unwrap_or(0);
+                    v.push(format!(
+                        "the short mode has {r} elements (2..={NARROW_REGISTER_ROWS}) and both sides allow 16-byte accesses: registers are the stage, each thread moving {r} x {} elements as two CuTe fragments ({r},{}):({},1) and ({r},{}):(1,{r}) over the same coordinates ({r} 16-byte loads, {r} 16-byte stores, no block barrier)",
+                        16 / e, 16 / e, 16 / e, 16 / e
+                    ));
+                    if let Some(sw) = t.exchange_swizzle() {
+                        v.push(format!(
+                            "the run side is the destination: each warp passes its 32 x {r} run vectors through {} bytes of its own shared memory (slots under Swizzle<{},{},{}>: {}), so that each 16-byte store instruction writes 512 contiguous bytes instead of 32 vectors {} bytes apart",
+                            32 * r * 16,
+                            sw.0,
+                            sw.1,
+                            sw.2,
+                            match t.exchange_ways() {
+                                Some(w) if w > 1 => format!("{w}-way bank conflicts"),
+                                _ => "no bank conflicts".into(),
+                            },
+                            16 * r
+                        ));
+                    }
+                } else if matches!(t.kind, TileKind::Narrow | TileKind::NarrowLoad) {
+                    v.push(format!(
+                        "staged through {} bytes of shared memory (registers take short modes of 2..={NARROW_REGISTER_ROWS} elements with 16-byte accesses on both sides)",
+                        t.tile.0 * t.tile.1 * e
+                    ));
+                }
+                if t.kind == TileKind::Rows {
+                    v.push("whole tiles with 16-byte accesses on both sides use registers as the stage (a TiledCopy load then store, no shared memory); edge tiles go through the swizzled shared-memory tile".into());
+                } else if let Some((b, m, s)) = t.swizzle {
+                    v.push(format!(
+                        "shared memory: composition(Swizzle<{b},{m},{s}>, ({},{}):({},1)): 16-byte chunks XOR-ed with the row group, so the transposed 32-bit reads of a warp (8 row groups x 4 word columns) hit 32 different banks",
+                        t.tile.1, t.tile.0, t.tile.0
+                    ));
+                }
+                v.push(match (t.vec_load, t.vec_store) {
+                    (true, true) => "16-byte loads and stores: unit strides along the access, other strides and both offsets multiples of 16 bytes".into(),
+                    (true, false) => "16-byte loads; stores element by element (the destination's strides or offset are not 16-byte multiples, or it has no unit-stride mode)".into(),
+                    (false, true) => "16-byte stores; loads element by element (the source's strides or offset are not 16-byte multiples, or it has no unit-stride mode)".into(),
+                    (false, false) => "element-by-element loads and stores: neither side allows 16-byte accesses".into(),
+                });
+                v.push(if t.tiles.2 <= crate::plan::DIVMOD_MAX_DIVIDEND {
+                    format!(
+                        "{} tiles: a block turns its tile index into (mode {}, mode {}, the other modes) with cutlass::FastDivmod built on the host, a multiply-high per mode instead of a 64-bit division",
+                        t.tiles.2, t.mode_a, t.mode_b
+                    )
+                } else {
+                    format!(
+                        "{} tiles (2^31 or more): a block divides its tile index in 64 bits",
+                        t.tiles.2
+                    )
+                });
+            }
+        }
+        v
+    }
+}
+
+impl fmt::Display for BatchPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "plan: {} of {} {} ({} item{}) on {} in one launch",
+            self.kind,
+            self.copies,
+            if self.copies == 1 { "copy" } else { "copies" },
+            self.items,
+            if self.items == 1 { "" } else { "s" },
+            Atom::Realign128
+        )?;
+        writeln!(
+            f,
+            "  - one kernel for all of them: the descriptors (shape, pitches, offsets, indices) {}; a warp task is (item, row, 2 KiB segment), {} tasks in all ({} blocks of {} warps); a batch finds each task's copy from a block table (for every 8 tasks, the last copy starting at or before them) over the prefix sums of the task counts",
+            if self.kind == "batch" { "live in device memory, uploaded once" } else { "travel in the launch's parameters" },
+            self.tasks,
+            self.blocks(),
+            realign::WARPS
+        )?;
+        writeln!(
+            f,
+            "  - every copy runs 16-byte-aligned loads and stores on its row bodies: {} of {} realign a side whose rows are not 16-byte aligned (funnel shifts in registers), the rest load and store aligned vectors directly; heads and tails go element by element",
+            self.realigned, self.copies
+        )?;
+        if self.coalesced > 0 {
+            writeln!(
+                f,
+                "  - {} cop{} contiguous on both sides, coalesced into one run",
+                self.coalesced,
+                if self.coalesced == 1 {
+                    "y is"
+                } else {
+                    "ies are"
+                }
+            )?;
+        }
+        if self.empty > 0 {
+            writeln!(
+                f,
+                "  - {} empty cop{} (no tasks)",
+                self.empty,
+                if self.empty == 1 { "y" } else { "ies" }
+            )?;
+        }
+        if self.kind != "batch" {
+            writeln!(f, "  - indices read on the device: negative = skip; past the end = skip and count in the IndexStatus (IndexStatus::check reports it)")?;
+        }
+        write!(f, "  - bytes read + written: {}", self.bytes)
+    }
+}
