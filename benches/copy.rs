@@ -598,6 +598,7 @@ fn bench_layout<T: Element>(
     let route = match &plan.route {
         TensorRoute::Matrix(p) | TensorRoute::Rows { plan: p, .. } => p.atom.cli_name(),
         TensorRoute::Transpose(t) => format!("transpose-{:?}", t.kind).to_lowercase(),
+        TensorRoute::Empty => "empty".into(),
     };
     g.bench_function(BenchmarkId::new("copy_tensor", route), |bch| {
         bch.iter_custom(|k| {

@@ -173,6 +173,7 @@ pub(crate) fn tensor(
         bytes: plan.dst.cosize()? as u64 * e,
     };
     match &plan.route {
+        TensorRoute::Empty => Ok(()),
         TensorRoute::Matrix(p) => copy(p, s, d, stream, Kernel::Menu),
         TensorRoute::Rows {
             plan: p,

@@ -439,10 +439,49 @@ fn random_layouts_of_rank_one_to_six_are_exact() {
             TensorRoute::Matrix(p) => format!("matrix {:?}", p.atom),
             TensorRoute::Rows { .. } => "realign rows".into(),
             TensorRoute::Transpose(t) => format!("{:?} vec {}/{}", t.kind, t.vec_load, t.vec_store),
+            TensorRoute::Empty => "empty".into(),
         };
         *kinds.entry(key).or_insert(0) += 1;
     }
     eprintln!("{cases} random tensor copies passed: {kinds:?}");
+}
+
+#[test]
+fn copies_with_a_zero_extent_launch_nothing_and_leave_the_destination_untouched() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(21);
+    let side = |shape: &[usize], stride: &[usize], offset: usize| Side {
+        alloc: offset + 7,
+        offset,
+        layout: Layout::new(shape, stride).unwrap(),
+    };
+    // The two pairs that panicked ("attempt to divide by zero") and were refused (Shape) before.
+    let mut cases = vec![
+        (4, side(&[0, 3], &[1, 2], 0), side(&[0, 3], &[3, 1], 0)),
+        (
+            1,
+            side(&[50, 0, 0], &[1310, 0, 1], 3),
+            side(&[50, 0, 0], &[13, 6, 1], 1),
+        ),
+    ];
+    for _ in 0..200 {
+        let rank = r.random_range(1..=6);
+        let mut shape: Vec<usize> = (0..rank).map(|_| r.random_range(0..=9)).collect();
+        let zero = r.random_range(0..rank);
+        shape[zero] = 0;
+        let strides = |r: &mut rand::rngs::StdRng| -> Vec<usize> {
+            (0..rank).map(|_| r.random_range(0..=5000)).collect()
+        };
+        let (ss, ds) = (strides(&mut r), strides(&mut r));
+        let w = [1, 2, 4, 8][r.random_range(0..4)];
+        let (so, doff) = (r.random_range(0..5), r.random_range(0..5));
+        cases.push((w, side(&shape, &ss, so), side(&shape, &ds, doff)));
+    }
+    for (w, src, dst) in cases {
+        let plan = by_width(&stream, w, src, dst, &mut r);
+        assert_eq!(plan.route, TensorRoute::Empty, "{plan}");
+        assert_eq!(plan.bytes_moved(), 0);
+    }
 }
 
 #[test]

@@ -82,6 +82,7 @@ impl TensorArgs {
 
 fn route_json(plan: &TensorPlan) -> serde_json::Value {
     match &plan.route {
+        TensorRoute::Empty => json!({ "family": "none", "atom": null, "launched": false }),
         TensorRoute::Matrix(p) => json!({
             "family": format!("{:?}", p.atom.family()), "atom": format!("{:?}", p.atom),
             "rows": p.src.rows, "cols": p.src.cols, "ld": [p.src.ld, p.dst.ld],

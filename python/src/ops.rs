@@ -717,9 +717,7 @@ fn plan_dict<'py>(py: Python<'py>, p: &TensorPlan) -> PyResult<Bound<'py, PyDict
         TensorRoute::Matrix(_) => "matrix",
         TensorRoute::Rows { .. } => "rows",
         TensorRoute::Transpose(_) => "transpose",
-        // A route the crate adds later (the enum is not non_exhaustive today).
-        #[allow(unreachable_patterns)]
-        _ => "other",
+        TensorRoute::Empty => "empty",
     };
     d.set_item("route", route)?;
     d.set_item("atom", p.atom().to_string())?;

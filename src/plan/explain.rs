@@ -339,6 +339,12 @@ impl TensorPlan {
     /// Why each choice was made, one sentence each.
     pub fn reasons(&self) -> Vec<String> {
         let (cs, cd) = &self.coalesced;
+        if self.route == TensorRoute::Empty {
+            return vec![format!(
+                "the shape {:?} has a zero extent: the copy moves nothing, so nothing is planned (no coalescing, no tile) and nothing is launched; the strides need no checks",
+                self.src.shape()
+            )];
+        }
         let mut v = vec![format!(
             "coalesced (size-1 modes dropped, modes sorted by destination stride, modes that step over each other on both sides merged): {} -> {}, rank {} -> {}",
             cs,
@@ -347,6 +353,7 @@ impl TensorPlan {
             cs.rank()
         )];
         match &self.route {
+            TensorRoute::Empty => {}
             TensorRoute::Matrix(p) => {
                 v.push(format!(
                     "both sides are a row-major {} x {} matrix with unit column stride: the 2D engine ({:?})",

@@ -36,6 +36,8 @@ pub enum TensorRoute {
     },
     /// The transpose family.
     Transpose(TransposeTile),
+    /// A zero extent: there is nothing to copy and nothing is launched.
+    Empty,
 }
 
 /// What a tensor copy will run, and why (`Display`).
@@ -97,11 +99,23 @@ impl TensorPlan {
         offset_bytes: (usize, usize),
         device: Option<DeviceInfo>,
     ) -> Result<TensorPlan> {
+        let offset_bytes = (offset_bytes.0 % 256, offset_bytes.1 % 256);
+        if src.shape() == dst.shape() && src.size() == 0 {
+            // Nothing to move, whatever the strides: no coalescing, no tile, no launch (and no
+            // division by a zero extent on the way).
+            return Ok(TensorPlan {
+                dtype,
+                src,
+                dst,
+                coalesced: (src, dst),
+                offset_bytes,
+                route: TensorRoute::Empty,
+            });
+        }
         let (cs, cd) = coalesce_layouts(&src, &dst)?;
         if !dst.is_injective() {
             return Err(Error::DestinationNotInjective(dst.to_string()));
         }
-        let offset_bytes = (offset_bytes.0 % 256, offset_bytes.1 % 256);
         let r = cs.rank();
         let last = r - 1;
         let unit_both = cs.stride()[last] == 1 && cd.stride()[last] == 1;
@@ -148,11 +162,13 @@ impl TensorPlan {
         })
     }
 
-    /// The atom that runs the copy.
+    /// The atom that runs the copy (an empty copy runs none and reports the one-element
+    /// `Universal`).
     pub fn atom(&self) -> Atom {
         match &self.route {
             TensorRoute::Matrix(p) | TensorRoute::Rows { plan: p, .. } => p.atom,
             TensorRoute::Transpose(_) => Atom::Transpose128,
+            TensorRoute::Empty => Atom::Universal,
         }
     }
 
@@ -175,6 +191,7 @@ impl fmt::Display for TensorPlan {
             self.coalesced.0, self.coalesced.1
         )?;
         match &self.route {
+            TensorRoute::Empty => writeln!(f, "  route: none, a zero extent: nothing is launched")?,
             TensorRoute::Matrix(p) => writeln!(f, "  route: 2D engine, {:?}", p.atom)?,
             TensorRoute::Rows { plan, items, .. } => writeln!(
                 f,
