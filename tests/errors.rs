@@ -218,3 +218,46 @@ fn allocation_failure_is_a_typed_error() {
     let m = DeviceMatrix::<f32>::zeros(&stream, 2, 2, 2).unwrap();
     assert_eq!(m.to_host(&stream).unwrap(), vec![0.0; 4]);
 }
+
+#[test]
+fn a_kept_plan_launches_on_its_views_and_is_refused_for_others_with_nothing_written() {
+    let Some(stream) = gpu() else { return };
+    let host: Vec<u32> = (0..40 * 72).map(|i| i as u32).collect();
+    let src = DeviceMatrix::from_host(&stream, 40, 70, 72, &host).unwrap();
+    let poison = vec![0xdead_beef_u32; 40 * 72];
+    let mut dst = DeviceMatrix::from_host(&stream, 40, 70, 72, &poison).unwrap();
+    let plan = cute_copy::plan(&src.view(), &dst.view_mut(), None).unwrap();
+    // The same shapes at another offset or leading dimension are other views: refused.
+    {
+        let shifted = src.view().sub(1, 1, 39, 69).unwrap();
+        let mut dv = dst.view_mut();
+        let mut narrow = dv.sub_mut(0, 0, 39, 69).unwrap();
+        let e = cute_copy::launch(&plan, &shifted, &mut narrow, &stream).unwrap_err();
+        assert!(matches!(e, Error::Shape(_)), "{e}");
+    }
+    let moved = src.view().sub(0, 1, 40, 69).unwrap();
+    let e = cute_copy::launch(&plan, &moved, &mut dst.view_mut(), &stream).unwrap_err();
+    assert!(matches!(e, Error::Shape(_)), "{e}");
+    assert_eq!(
+        dst.to_host(&stream).unwrap(),
+        poison,
+        "a refused launch wrote"
+    );
+    // Its own views: the copy, twice.
+    for _ in 0..2 {
+        cute_copy::launch(&plan, &src.view(), &mut dst.view_mut(), &stream).unwrap();
+    }
+    let got = dst.to_host(&stream).unwrap();
+    for r in 0..40 {
+        assert_eq!(
+            got[r * 72..r * 72 + 70],
+            host[r * 72..r * 72 + 70],
+            "row {r}"
+        );
+        assert_eq!(
+            got[r * 72 + 70..r * 72 + 72],
+            poison[..2],
+            "row {r}'s pitch gap"
+        );
+    }
+}
