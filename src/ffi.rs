@@ -147,12 +147,12 @@ mod bridge {
         MemcpyBatch = 1,
     }
 
-    /// One tensor copy of the transpose family (src/tensor.rs plans it): layouts of rank `rank`
-    /// (1..6) with equal shapes, strides in elements (modes past `rank` unused). A tile is
-    /// `tile_b` rows along mode `mode_b` by `tile_a` elements along mode `mode_a`; the grid walks
-    /// `tiles` tiles: `tiles_a` x `tiles_b` x every other mode, the last mode fastest, staged as
-    /// `kind` says. `vec_load` / `vec_store`: 16-byte accesses
-    /// are legal on that side (unit stride along the access, 16-byte-aligned base and strides).
+    /// One tensor copy of the transpose family (src/plan/tensor.rs routes it, src/transpose.rs
+    /// builds it): layouts of rank `rank` (1..6) with equal shapes, strides in elements (modes past
+    /// `rank` unused). A tile is `tile_b` rows along mode `mode_b` by `tile_a` elements along mode
+    /// `mode_a`; the grid walks `tiles` tiles: `tiles_a` x `tiles_b` x every other mode, the last
+    /// mode fastest, staged as `kind` says. `vec_load` / `vec_store`: 16-byte accesses are legal on
+    /// that side (unit stride along the access, 16-byte-aligned base and strides).
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
     struct TensorDesc {
         atom: u32,
@@ -313,9 +313,9 @@ pub(crate) const FLAG_NO_PEEL: u32 = 1;
 
 /// Enqueue one copy on `desc.stream`.
 ///
-/// Callers (`copy.rs`) build `desc` only from views whose extent has been checked against their
-/// allocation, while holding the cudarc `SyncOnDrop` guards of both buffers, with the stream's
-/// context bound to this thread.
+/// Callers (`launch.rs`, for the front doors of `copy.rs` and `tensor.rs`) build `desc` only from
+/// views whose extent has been checked against their allocation, while holding the cudarc
+/// `SyncOnDrop` guards of both buffers, with the stream's context bound to this thread.
 pub(crate) fn launch(desc: &CopyDesc, kernel: Kernel) -> Result<(), Error> {
     // SAFETY: per the contract above, both addresses are live device memory of the described
     // extent in the stream's context, kept alive by the caller's guards until the stream work is
@@ -333,9 +333,10 @@ pub(crate) fn launch(desc: &CopyDesc, kernel: Kernel) -> Result<(), Error> {
 /// Enqueue one launch of the realign kernel over the descriptors at `launch.descs`, or over `one`
 /// when `launch.descs` is 0.
 ///
-/// Callers (`batch.rs`) build the descriptors from checked views (and upload them to a device
-/// buffer they keep alive with the views' buffers), and hold the guards of every buffer, index
-/// array and status buffer while launching, with the stream's context bound to this thread.
+/// Callers (`launch.rs`, for `batch.rs`, `gather.rs` and `tensor.rs`) build the descriptors from
+/// checked views (and upload them to a device buffer they keep alive with the views' buffers), and
+/// hold the guards of every buffer, index array and status buffer while launching, with the
+/// stream's context bound to this thread.
 pub(crate) fn launch_rows(one: &RowsDesc, launch: &BatchLaunch) -> Result<(), Error> {
     // SAFETY: per the contract above, the descriptor array and every address it holds are live
     // device memory of the described extent; C++ checks the atom, width and count.
@@ -363,8 +364,9 @@ pub(crate) fn launch_baseline_batch(
 
 /// Enqueue one launch of the transpose family.
 ///
-/// Callers (`tensor.rs`) build `desc` from views whose every element has been checked to lie in
-/// their allocation, hold the guards of both buffers while launching, and bind the stream's context.
+/// Callers (`launch.rs`, for `tensor.rs`) build `desc` from views whose every element has been
+/// checked to lie in their allocation, hold the guards of both buffers while launching, and bind
+/// the stream's context.
 pub(crate) fn launch_tensor(desc: &TensorDesc) -> Result<(), Error> {
     // SAFETY: per the contract above, both addresses cover every element of their layouts; C++
     // re-checks the atom, width, rank, modes and tile arithmetic before any kernel runs.

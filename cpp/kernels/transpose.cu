@@ -721,7 +721,7 @@ void launch_transpose(AtomId atom, int width, TensorDesc const& t) {
   g.tiles_a = t.tiles_a;
   g.tiles_b = t.tiles_b;
   g.tiles = t.tiles;
-  // tiles is the product of the divisors (src/tensor.rs), so every one and every dividend then fits
+  // tiles is the product of the divisors (src/transpose.rs), so every one and every dividend then fits
   // in 31 bits; checked here all the same.
   auto fits = [](std::int64_t x) { return x >= 1 && x <= 0x7fffffff; };
   g.fast = fits(g.tiles) && fits(g.tiles_a) && fits(g.tiles_b);
