@@ -60,10 +60,49 @@ pub fn upload_indices<I: Index>(
     indices: &[I],
     limit: usize,
 ) -> Result<CudaSlice<I>> {
+    upload_checked(stream, indices, |_| limit)
+}
+
+/// [`upload_indices`] for a block table of `(source block, destination block)` pairs, each column
+/// checked against its own pool: `src_blocks` and `dst_blocks` (pools of different sizes).
+/// `first_item` of the error is the pair's index.
+pub fn upload_block_table<I: Index>(
+    stream: &Arc<CudaStream>,
+    pairs: &[I],
+    src_blocks: usize,
+    dst_blocks: usize,
+) -> Result<CudaSlice<I>> {
+    if pairs.len() % 2 != 0 {
+        return Err(Error::Shape(format!(
+            "a block table holds pairs: {} entries",
+            pairs.len()
+        )));
+    }
+    upload_checked(stream, pairs, |k| {
+        if k % 2 == 0 {
+            src_blocks
+        } else {
+            dst_blocks
+        }
+    })
+    .map_err(|e| match e {
+        Error::IndexOutOfRange { count, first_item } => Error::IndexOutOfRange {
+            count,
+            first_item: first_item / 2,
+        },
+        e => e,
+    })
+}
+
+fn upload_checked<I: Index>(
+    stream: &Arc<CudaStream>,
+    indices: &[I],
+    limit_of: impl Fn(usize) -> usize,
+) -> Result<CudaSlice<I>> {
     let bad: Vec<usize> = indices
         .iter()
         .enumerate()
-        .filter(|(_, &i)| i.into() >= limit as i64)
+        .filter(|&(k, &i)| i.into() >= limit_of(k) as i64)
         .map(|(k, _)| k)
         .collect();
     if let Some(&first) = bad.first() {

@@ -105,7 +105,9 @@ pub use device::{
 };
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
-pub use gather::{copy_blocks, gather_rows, scatter_rows, upload_indices, IndexStatus};
+pub use gather::{
+    copy_blocks, gather_rows, scatter_rows, upload_block_table, upload_indices, IndexStatus,
+};
 pub use layout::{coalesce_layouts, Layout, MAX_RANK};
 pub use plan::{
     coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, TensorPlan, TensorRoute,

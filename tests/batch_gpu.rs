@@ -267,6 +267,19 @@ fn gather_and_scatter_follow_indices_and_skip_bad_ones() {
             first_item: 2
         })
     ));
+    // A block table's columns against their own pools: source 10 blocks, destination 4.
+    assert!(cute_copy::upload_block_table(&stream, &[9i32, 3, 2, 0], 10, 4).is_ok());
+    assert!(matches!(
+        cute_copy::upload_block_table(&stream, &[9i32, 3, 2, 4, 10, 1], 10, 4),
+        Err(Error::IndexOutOfRange {
+            count: 2,
+            first_item: 1
+        })
+    ));
+    assert!(matches!(
+        cute_copy::upload_block_table(&stream, &[1i32, 2, 3], 10, 4),
+        Err(Error::Shape(_))
+    ));
 }
 
 #[test]

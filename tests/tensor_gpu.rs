@@ -531,3 +531,53 @@ fn views_without_a_unit_stride_mode_are_exact() {
         by_width(&stream, w, src, dst, &mut r);
     }
 }
+
+/// Head `h` of a `[tokens, heads, dim]` view, as a helper returning a view of the caller's
+/// lifetime would write it (the consuming transforms keep `'a`).
+fn head_mut<'a, T: Element>(
+    v: cute_copy::TensorViewMut<'a, T>,
+    h: usize,
+) -> cute_copy::TensorViewMut<'a, T> {
+    let (tokens, dim) = (v.layout().shape()[0], v.layout().shape()[2]);
+    let row = v.layout().stride()[0];
+    v.into_slice(&[0, h, 0], &[tokens, 1, dim])
+        .and_then(|v| v.into_relayout(Layout::new(&[tokens, dim], &[row, 1])?))
+        .unwrap()
+}
+
+#[test]
+fn views_placed_at_an_offset_and_returned_by_value_copy_exactly() {
+    let Some(stream) = gpu() else { return };
+    let (tokens, heads, dim) = (64, 3, 80);
+    let packed = Layout::row_major(&[tokens, heads * dim]).unwrap();
+    let host: Vec<half::f16> = random_elements(tokens * heads * dim, 5);
+    let qkv = DeviceTensor::from_host(&stream, packed, &host).unwrap();
+    // K (head 1) of the packed rows, placed by offset and layout, into head 2 of another tensor.
+    let k = qkv
+        .view_at(dim, Layout::new(&[tokens, dim], &[heads * dim, 1]).unwrap())
+        .unwrap();
+    let poison: Vec<half::f16> = random_elements(tokens * heads * dim, 6);
+    let three = Layout::row_major(&[tokens, heads, dim]).unwrap();
+    let mut out = DeviceTensor::from_host(&stream, three, &poison).unwrap();
+    cute_copy::copy_tensor(&k, &mut head_mut(out.view_mut(), 2), &stream).unwrap();
+    let got = out.to_host(&stream).unwrap();
+    for t in 0..tokens {
+        for h in 0..heads {
+            for d in 0..dim {
+                let i = (t * heads + h) * dim + d;
+                let want = if h == 2 {
+                    host[t * heads * dim + dim + d]
+                } else {
+                    poison[i]
+                };
+                assert_eq!(
+                    got[i].to_bits(),
+                    want.to_bits(),
+                    "token {t} head {h} dim {d}"
+                );
+            }
+        }
+    }
+    // A layout that reaches past the allocation is refused.
+    assert!(qkv.view_at(1, packed).is_err());
+}

@@ -493,6 +493,31 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
         Ok(self.reborrow(place))
     }
 
+    /// [`TensorViewMut::sub_mut`] that consumes the view, so the result keeps its lifetime `'a`
+    /// (a helper can return it). The `into_*` forms are the same transforms, by value.
+    pub fn into_sub(self, row: usize, col: usize, rows: usize, cols: usize) -> Result<Self> {
+        let place = self.place.sub(row, col, rows, cols)?;
+        Ok(TensorViewMut { place, ..self })
+    }
+
+    /// [`TensorViewMut::slice_mut`], consuming the view.
+    pub fn into_slice(self, start: &[usize], shape: &[usize]) -> Result<Self> {
+        let place = self.place.slice(start, shape)?;
+        Ok(TensorViewMut { place, ..self })
+    }
+
+    /// [`TensorViewMut::permute_mut`], consuming the view.
+    pub fn into_permute(self, order: &[usize]) -> Result<Self> {
+        let place = self.place.permute(order)?;
+        Ok(TensorViewMut { place, ..self })
+    }
+
+    /// [`TensorViewMut::relayout_mut`], consuming the view.
+    pub fn into_relayout(self, layout: Layout) -> Result<Self> {
+        let place = self.place.relayout(layout)?;
+        Ok(TensorViewMut { place, ..self })
+    }
+
     place_accessors!();
 
     /// The context the memory belongs to.

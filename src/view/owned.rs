@@ -241,4 +241,24 @@ impl<T: Element> DeviceTensor<T> {
             mem: MemMut::Slice(&mut self.data),
         }
     }
+
+    /// A view of the same allocation through `layout`, its coordinate 0 at `offset` elements from
+    /// the allocation's start; every element checked to lie inside the allocation. Places any
+    /// layout inside a larger buffer (a head of a packed QKV tensor, an image in a batch).
+    pub fn view_at(&self, offset: usize, layout: Layout) -> Result<TensorView<'_, T>> {
+        let place = Place::checked(offset, layout, self.data.len())?;
+        Ok(TensorView {
+            mem: Mem::Slice(&self.data),
+            place,
+        })
+    }
+
+    /// The mutable form of [`DeviceTensor::view_at`].
+    pub fn view_at_mut(&mut self, offset: usize, layout: Layout) -> Result<TensorViewMut<'_, T>> {
+        let place = Place::checked(offset, layout, self.data.len())?;
+        Ok(TensorViewMut {
+            mem: MemMut::Slice(&mut self.data),
+            place,
+        })
+    }
 }
