@@ -123,6 +123,14 @@ pub struct BatchPlan {
 }
 
 impl BatchPlan {
+    /// Bytes read plus bytes written (the `bytes` field), under the name [`TensorPlan`]'s method
+    /// has.
+    ///
+    /// [`TensorPlan`]: crate::TensorPlan
+    pub fn bytes_moved(&self) -> usize {
+        self.bytes as usize
+    }
+
     pub(crate) fn of(kind: &'static str, dtype: DType, descs: &[RowsDesc]) -> Self {
         let mut p = BatchPlan {
             dtype,
