@@ -584,13 +584,26 @@ fn bench_layout<T: Element>(
     storage: Layout,
     src: Layout,
 ) {
+    bench_layout_at::<T>(c, stream, name, storage, 0, src);
+}
+
+/// [`bench_layout`] with the source's coordinate 0 at element `offset` of the storage (a crop:
+/// `DeviceTensor::view_at`); offset 0 is the view `bench_layout` makes.
+fn bench_layout_at<T: Element>(
+    c: &mut Criterion,
+    stream: &Arc<CudaStream>,
+    name: &str,
+    storage: Layout,
+    offset: usize,
+    src: Layout,
+) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(storage.size() as u64);
     let host: Vec<T> = random_elements(storage.cosize().expect("cosize"), rng.random());
     let x = DeviceTensor::from_host(stream, storage, &host).expect("upload");
     drop(host);
     let mut y = DeviceTensor::<T>::zeros(stream, Layout::row_major(src.shape()).expect("layout"))
         .expect("alloc");
-    let xv = x.view().relayout(src).expect("view");
+    let xv = x.view_at(offset, src).expect("view");
     let plan = cute_copy::plan_tensor(&xv, &y.view_mut()).expect("plan");
     let bytes = plan.bytes_moved() as u64;
     let mut g = c.benchmark_group(format!("layout_{name}_{}", T::DTYPE));
@@ -663,6 +676,42 @@ fn layout_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
     );
 }
 
+/// "Layouts at any shape": transposes and permutes whose extents are not multiples of any tile
+/// (odd, prime-ish, one past a power of two), a cropped NCHW -> NHWC frame batch, and narrow inner
+/// modes; each against D2D of the same bytes. The destination is always the packed row-major
+/// tensor of the view's shape (torch's `x.permute(..).contiguous()`). Groups `layout_any_*`;
+/// tools/torch_anchor.py --any-shape times torch eager and torch.compile on them.
+fn any_shape_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
+    let rm = |s: &[usize]| Layout::row_major(s).expect("layout");
+    let permuted = |s: &[usize], order: &[usize]| rm(s).permute(order).expect("permute");
+    let (name, shape) = ("any_transpose_10000x7001", [10000, 7001]);
+    bench_layout::<f32>(c, stream, name, rm(&shape), permuted(&shape, &[1, 0]));
+    let (name, shape) = ("any_transpose_9001x5003", [9001, 5003]);
+    bench_layout::<f16>(c, stream, name, rm(&shape), permuted(&shape, &[1, 0]));
+    let (name, shape) = ("any_transpose_9999x8191", [9999, 8191]);
+    bench_layout::<u8>(c, stream, name, rm(&shape), permuted(&shape, &[1, 0]));
+    let (name, shape) = ("any_transpose_5001x3003", [5001, 3003]);
+    bench_layout::<f64>(c, stream, name, rm(&shape), permuted(&shape, &[1, 0]));
+    // 8 frames of 1088x1928 (padded) cropped at row 3, column 5 to 1080x1920, then NCHW -> NHWC:
+    // the crop keeps the storage's strides, its coordinate 0 at element (0, 0, 3, 5).
+    let frames = rm(&[8, 3, 1088, 1928]);
+    let crop = Layout::new(&[8, 3, 1080, 1920], frames.stride()).expect("crop");
+    bench_layout_at::<u8>(
+        c,
+        stream,
+        "any_crop_nchw_to_nhwc_8x3x1080x1920",
+        frames,
+        frames.offset_of(&[0, 0, 3, 5]).expect("offset"),
+        crop.permute(&[0, 2, 3, 1]).expect("permute"),
+    );
+    let (name, shape) = ("any_items_131072x3x5_021", [131072, 3, 5]);
+    bench_layout::<f32>(c, stream, name, rm(&shape), permuted(&shape, &[0, 2, 1]));
+    let (name, shape) = ("any_permute_8x16x1025x80_0213", [8, 16, 1025, 80]);
+    bench_layout::<bf16>(c, stream, name, rm(&shape), permuted(&shape, &[0, 2, 1, 3]));
+    let (name, shape) = ("any_permute_2x2048x32x128_0231", [2, 2048, 32, 128]);
+    bench_layout::<f16>(c, stream, name, rm(&shape), permuted(&shape, &[0, 2, 3, 1]));
+}
+
 fn benches(c: &mut Criterion) {
     let Some(stream) = gpu() else { return };
     // SAFETY: the benchmarks use this one stream for every buffer, created after this call, so
@@ -674,6 +723,7 @@ fn benches(c: &mut Criterion) {
     alignment_benches(c, &stream);
     batch_benches(c, &stream);
     layout_benches(c, &stream);
+    any_shape_benches(c, &stream);
     let big = [
         copy("16384x16384_dense", 16384, 16384, 16384, 16384),
         copy("16383x16383_ld16384", 16383, 16383, 16384, 16384),

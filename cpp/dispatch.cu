@@ -135,53 +135,90 @@ void launch_tensor(TensorDesc const& t) {
   require(t.mode_a < t.rank && t.mode_b < t.rank, "tile modes outside the rank");
   TensorKind const kind = t.kind;
   bool const tiled = kind == TensorKind::Transpose || kind == TensorKind::Rows;
+  bool const rows_regs = kind == TensorKind::RowsRegisters;
+  bool const items = kind == TensorKind::Items;
   bool const in_registers = kind == TensorKind::NarrowRegisters || kind == TensorKind::NarrowLoadRegisters;
   bool const narrow = kind == TensorKind::Narrow || kind == TensorKind::NarrowRegisters;  // short store mode
   bool const narrow_load = kind == TensorKind::NarrowLoad || kind == TensorKind::NarrowLoadRegisters;
-  require((tiled || narrow || narrow_load) && (!tiled || t.mode_a != t.mode_b || t.rank == 1), "bad tensor copy kind");
+  require((tiled || narrow || narrow_load || rows_regs || items) &&
+              (!(tiled || rows_regs) || t.mode_a != t.mode_b || t.rank == 1),
+          "bad tensor copy kind");
+  auto access_ok = [](Access x) { return x == Access::Element || x == Access::Vector || x == Access::Realigned; };
+  require(access_ok(t.load) && access_ok(t.store), "bad access kind");
   require(t.src % w == 0 && t.dst % w == 0 && t.src != 0 && t.dst != 0, "address not aligned to the element");
-  std::int64_t tiles = 1;
+  std::int64_t tiles = 1, cosize = 1;
   for (std::uint32_t m = 0; m < t.rank; ++m) {
     require(t.shape[m] >= 1 && t.src_stride[m] >= 0 && t.dst_stride[m] >= 0, "bad shape or stride");
     if (m != t.mode_a && m != t.mode_b) tiles *= t.shape[m];
+    cosize += (t.shape[m] - 1) * t.src_stride[m];
   }
+  // A realigned load reads whole vectors inside [src, src + src_span): the span must be the
+  // source layout's (what Rust checked against the allocation).
+  require(t.src_span == cosize * w, "source span does not match the layout");
   std::int64_t const ta = t.tile_a, tb = t.tile_b;
   require(ta >= 1 && tb >= 1, "empty tile");
-  require(t.tiles_a == (t.shape[t.mode_a] + ta - 1) / ta, "tiles along a do not match the shape");
-  std::int64_t const eb = t.mode_a == t.mode_b ? 1 : t.shape[t.mode_b];
-  require(t.tiles_b == (eb + tb - 1) / tb, "tiles along b do not match the shape");
-  require(t.tiles == tiles * t.tiles_a * t.tiles_b, "tile count does not match the shape");
+  std::int64_t const v = 16 / w;
   ConfigValues const c = config_transpose(static_cast<AtomId>(t.atom), static_cast<int>(w));
-  if (in_registers) {  // narrow tiles with registers as the stage: 2 .. 8 short rows, 16-byte accesses on both sides
-    require(t.vec_load && t.vec_store, "narrow tiles in registers need 16-byte loads and stores");
+  if (items) {
+    // mode 0 counts items; the others are one compact item of tb elements on each side
+    require(t.mode_a == 0 && t.mode_b == 0 && t.rank >= 2, "items: mode 0 is the item mode");
+    require(t.src_stride[0] == tb && t.dst_stride[0] == tb, "items: items do not follow each other");
+    auto compact = [&](std::int64_t const* stride) {
+      std::int64_t seen = 1;  // product of the shapes whose strides were matched so far
+      for (std::uint32_t k = 1; k < t.rank; ++k) {
+        bool found = false;
+        for (std::uint32_t m = 1; m < t.rank && !found; ++m)
+          if (stride[m] == seen && t.shape[m] > 1) { seen *= t.shape[m]; found = true; }
+        if (!found) break;
+      }
+      return seen == tb;
+    };
+    require(compact(t.src_stride.data()) && compact(t.dst_stride.data()), "items: an item is not compact");
+    require(tb <= 4096 && ta * tb * w <= 8192, "items: tile does not fit the stage");
+    require(t.tiles == (t.shape[0] + ta - 1) / ta, "tile count does not match the shape");
+    require(t.load != Access::Element && t.store != Access::Element, "items: runs are accessed by vectors");
+  } else {
+    require(t.tiles_a == (t.shape[t.mode_a] + ta - 1) / ta, "tiles along a do not match the shape");
+    std::int64_t const eb = t.mode_a == t.mode_b ? 1 : t.shape[t.mode_b];
+    require(t.tiles_b == (eb + tb - 1) / tb, "tiles along b do not match the shape");
+    require(t.tiles == tiles * t.tiles_a * t.tiles_b, "tile count does not match the shape");
+  }
+  if (in_registers || rows_regs) {  // registers as the stage: 16-byte accesses on both sides
+    require(t.load == Access::Vector && t.store == Access::Vector, "tiles in registers need 16-byte loads and stores");
+  }
+  if (in_registers) {  // narrow tiles with registers as the stage: 2 .. 8 short rows
     require((narrow ? tb : ta) >= 2 && (narrow ? tb : ta) <= 8, "narrow tiles in registers have 2 .. 8 rows");
   }
-  if (narrow) {
+  std::int64_t const pad = t.load == Access::Realigned ? 16 : 0;  // a realigned stage holds the grid's extra vector
+  if (rows_regs) {
+    require(ta % v == 0 && ta * w <= 2048 && ta * tb * w <= 65536, "rows in registers: tile too large");
+  } else if (narrow) {
     require(t.mode_a != t.mode_b && tb == t.shape[t.mode_b] && t.tiles_b == 1, "narrow: the tile holds all of b");
-    require(ta % (16 / w) == 0 && ta * tb * w <= c.smem_bytes, "narrow: tile does not fit the stage");
+    require(ta % v == 0 && tb * (ta * w + pad) <= c.smem_bytes, "narrow: tile does not fit the stage");
     require(t.dst_stride[t.mode_b] == 1 && t.dst_stride[t.mode_a] == tb, "narrow: destination tile is not one run");
   } else if (narrow_load) {
     require(t.mode_a != t.mode_b && ta == t.shape[t.mode_a] && t.tiles_a == 1, "narrow load: the tile holds all of a");
-    require(tb % (16 / w) == 0 && ta * tb * w <= c.smem_bytes, "narrow load: tile does not fit the stage");
+    require(tb % v == 0 && ta * tb * w + pad <= c.smem_bytes, "narrow load: tile does not fit the stage");
     require(t.src_stride[t.mode_a] == 1 && t.src_stride[t.mode_b] == ta, "narrow load: source tile is not one run");
-  } else {
+  } else if (tiled) {
     require(ta == c.tile_n && tb == c.tile_m, "tile is not the compiled one");
   }
   // 16-byte accesses: unit stride along the access, every other stride a whole number of vectors.
-  std::int64_t const v = 16 / w;
-  // (A narrow tile stores one run: the stride of mode a inside it does not matter.)
-  auto aligned = [&](std::uint64_t base, std::int64_t const* stride, std::uint32_t unit, std::uint32_t skip) {
-    bool ok = base % 16 == 0 && stride[unit] == 1;
+  // Realigned ones need the unit stride only. (A narrow tile stores one run: the stride of mode a
+  // inside it does not matter; an items tile is one run on each side.)
+  auto legal = [&](Access x, std::uint64_t base, std::int64_t const* stride, std::uint32_t unit, std::uint32_t skip) {
+    if (x == Access::Element || items) return true;
+    bool ok = stride[unit] == 1;
+    if (x == Access::Realigned) return ok;
+    ok = ok && base % 16 == 0;
     for (std::uint32_t m = 0; m < t.rank; ++m) ok = ok && (m == unit || m == skip || stride[m] % v == 0);
     return ok;
   };
-  if (t.vec_load)
-    require(aligned(t.src, t.src_stride.data(), t.mode_a, narrow_load ? t.mode_b : t.mode_a),
-            "vector loads need a 16-byte-aligned source");
-  if (t.vec_store)
-    require(aligned(t.dst, t.dst_stride.data(), kind == TensorKind::Rows ? t.mode_a : t.mode_b,
-                    narrow ? t.mode_a : t.mode_b),
-            "vector stores need a 16-byte-aligned destination");
+  bool const rows_store = kind == TensorKind::Rows || rows_regs;
+  require(legal(t.load, t.src, t.src_stride.data(), t.mode_a, narrow_load ? t.mode_b : t.mode_a),
+          "vector loads need a unit-stride (and, unrealigned, 16-byte-aligned) source");
+  require(legal(t.store, t.dst, t.dst_stride.data(), rows_store ? t.mode_a : t.mode_b, narrow ? t.mode_a : t.mode_b),
+          "vector stores need a unit-stride (and, unrealigned, 16-byte-aligned) destination");
   launch_transpose(static_cast<AtomId>(t.atom), static_cast<int>(w), t);
 }
 

@@ -107,6 +107,29 @@ mod bridge {
         NarrowRegisters = 4,
         /// `NarrowLoad` with registers as the stage.
         NarrowLoadRegisters = 5,
+        /// Small items: `mode_a == mode_b == 0` is the item mode, every other mode lies inside
+        /// an item of `tile_b` elements, compact and contiguous on both sides; a tile is
+        /// `tile_a` consecutive items, one run on each side, permuted in shared memory.
+        Items = 6,
+        /// `Rows` with registers as the stage: a tile is `tile_b` rows of `tile_a` elements
+        /// (16-byte vectors on both sides), flattened over the block's threads.
+        RowsRegisters = 7,
+    }
+
+    /// How one side of a transpose-family tile is accessed along its unit-stride mode.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    #[repr(u32)]
+    enum Access {
+        /// Element by element (the side has no unit-stride mode where the tile needs one).
+        #[default]
+        Element = 0,
+        /// 16-byte vectors: the base and every other stride whole vectors.
+        Vector = 1,
+        /// 16-byte-aligned vectors whatever the offset and strides: each row (or run) is covered
+        /// by the aligned vectors that hold it and shifted into place (funnel shifts in
+        /// registers, or an offset in the byte-addressable shared-memory stage); only a row's
+        /// first and last partial vectors go element by element.
+        Realigned = 2,
     }
 
     /// What kind of failure a C++ exception is: the first byte of the message every bridged call's
@@ -151,8 +174,9 @@ mod bridge {
     /// builds it): layouts of rank `rank` (1..6) with equal shapes, strides in elements (modes past
     /// `rank` unused). A tile is `tile_b` rows along mode `mode_b` by `tile_a` elements along mode
     /// `mode_a`; the grid walks `tiles` tiles: `tiles_a` x `tiles_b` x every other mode, the last
-    /// mode fastest, staged as `kind` says. `vec_load` / `vec_store`: 16-byte accesses are legal on
-    /// that side (unit stride along the access, 16-byte-aligned base and strides).
+    /// mode fastest, staged as `kind` says. `load` / `store`: how each side is accessed
+    /// ([`Access`]). `src_span`: bytes from `src` that the source layout spans (its cosize times the
+    /// element width): a realigned load may read a whole aligned vector inside it.
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
     struct TensorDesc {
         atom: u32,
@@ -163,8 +187,9 @@ mod bridge {
         kind: TensorKind,
         mode_a: u32,
         mode_b: u32,
-        vec_load: u32,
-        vec_store: u32,
+        load: Access,
+        store: Access,
+        src_span: i64,
         shape: [i64; 6],
         src_stride: [i64; 6],
         dst_stride: [i64; 6],
@@ -279,8 +304,8 @@ mod bridge {
 }
 
 pub(crate) use bridge::{
-    BaselineKernel, BatchLaunch, CopyDesc, Fault, PiecesBaseline, RowsDesc, SpecDesc, SpecInfo,
-    TensorDesc, TensorKind,
+    Access, BaselineKernel, BatchLaunch, CopyDesc, Fault, PiecesBaseline, RowsDesc, SpecDesc,
+    SpecInfo, TensorDesc, TensorKind,
 };
 
 // SAFETY: `RowsDesc` is a cxx shared struct, `#[repr(C)]` plain integers with no padding and no

@@ -116,7 +116,8 @@ pub use plan::{
 pub use tensor::{copy_tensor, copy_tensor_raw, plan_tensor};
 pub use tiled_copy::TiledCopySpec;
 pub use transpose::{
-    swizzle, ThreadWork, TileKind, TileStage, TransposeTile, NARROW_MAX_BYTES, NARROW_REGISTER_ROWS,
+    swizzle, Access, ThreadWork, TileKind, TileStage, TransposeTile, ITEM_MAX_BYTES,
+    NARROW_MAX_BYTES, NARROW_REGISTER_ROWS,
 };
 pub use view::{
     DeviceMatrix, DeviceTensor, Geometry, MatrixView, MatrixViewMut, RawMatrix, RawTensor,

@@ -153,6 +153,138 @@ mod tests {
     }
 
     #[test]
+    fn odd_extents_and_offsets_plan_realigned_vectors_never_elements() {
+        // f32 10000 x 7001: source rows of 28004 bytes, destination rows of 40000
+        let p = plan(
+            DType::F32,
+            rm(&[10000, 7001]).permute(&[1, 0]).unwrap(),
+            rm(&[7001, 10000]),
+        );
+        let TensorRoute::Transpose(t) = &p.route else {
+            panic!("{p}")
+        };
+        assert_eq!(
+            (t.kind, t.load, t.store),
+            (TileKind::Transpose, Access::Realigned, Access::Vector),
+            "{p}"
+        );
+        assert!(p.to_string().contains("realigned 16-byte vectors"), "{p}");
+        // every width, odd extents and offsets on both sides: vectors on both sides, realigned
+        for (w, dtype) in [
+            (1, DType::U8),
+            (2, DType::F16),
+            (4, DType::F32),
+            (8, DType::F64),
+        ] {
+            for (rows, cols, off) in [(9999, 8191, (3, 5)), (577, 1000, (0, 7)), (5, 3, (1, 1))] {
+                let offsets = (off.0 * w, off.1 * w);
+                let src = rm(&[rows, cols]).permute(&[1, 0]).unwrap();
+                let p = TensorPlan::new(dtype, src, rm(&[cols, rows]), offsets).unwrap();
+                let TensorRoute::Transpose(t) = &p.route else {
+                    panic!("{p}")
+                };
+                assert!(t.load.is_vectorized() && t.store.is_vectorized(), "{p}");
+            }
+        }
+        // a crop of an NCHW batch to NHWC: the narrow tile, realigned loads, room for the grid's
+        // extra vector of every row
+        let storage = rm(&[8, 3, 1088, 1928]);
+        let crop = Layout::new(&[8, 3, 1080, 1920], storage.stride()).unwrap();
+        let p = TensorPlan::new(
+            DType::U8,
+            crop.permute(&[0, 2, 3, 1]).unwrap(),
+            rm(&[8, 1080, 1920, 3]),
+            (3 * 1928 + 5, 0),
+        )
+        .unwrap();
+        let TensorRoute::Transpose(t) = &p.route else {
+            panic!("{p}")
+        };
+        assert_eq!(
+            (t.kind, t.load, t.store),
+            (TileKind::Narrow, Access::Realigned, Access::Vector),
+            "{p}"
+        );
+        assert!(t.tile.1 * (t.tile.0 + 16) <= t.config.smem_bytes, "{p}");
+    }
+
+    #[test]
+    fn small_items_share_a_tile_and_head_dims_fill_a_rows_tile_in_registers() {
+        let p = plan(
+            DType::F32,
+            rm(&[131072, 3, 5]).permute(&[0, 2, 1]).unwrap(),
+            rm(&[131072, 5, 3]),
+        );
+        let TensorRoute::Transpose(t) = &p.route else {
+            panic!("{p}")
+        };
+        assert_eq!(t.kind, TileKind::Items, "{p}");
+        assert_eq!(t.tile, (8192 / 60, 15), "{p}");
+        assert_eq!(t.tiles.2, 131072usize.div_ceil(8192 / 60), "{p}");
+        assert_eq!(
+            (t.load, t.store),
+            (Access::Realigned, Access::Realigned),
+            "{p}"
+        );
+        // items that do not follow each other (a crop of each), or a broadcast item, are not
+        let padded = Layout::new(&[1000, 3, 5], &[16, 5, 1]).unwrap();
+        let p = plan(
+            DType::F32,
+            padded.permute(&[0, 2, 1]).unwrap(),
+            rm(&[1000, 5, 3]),
+        );
+        assert!(
+            !matches!(&p.route, TensorRoute::Transpose(t) if t.kind == TileKind::Items),
+            "{p}"
+        );
+        let bcast = Layout::new(&[1000, 3, 5], &[15, 0, 1]).unwrap();
+        let p = plan(
+            DType::F32,
+            bcast.permute(&[0, 2, 1]).unwrap(),
+            rm(&[1000, 5, 3]),
+        );
+        assert!(
+            !matches!(&p.route, TensorRoute::Transpose(t) if t.kind == TileKind::Items),
+            "{p}"
+        );
+        // items past ITEM_MAX_BYTES take the transposing tile
+        let p = plan(
+            DType::F32,
+            rm(&[64, 64, 65]).permute(&[0, 2, 1]).unwrap(),
+            rm(&[64, 65, 64]),
+        );
+        assert!(
+            matches!(&p.route, TensorRoute::Transpose(t) if t.kind == TileKind::Transpose),
+            "{p}"
+        );
+
+        for d in [64, 80, 96, 112, 192] {
+            let x = rm(&[8, 16, 1025, d]);
+            let p = plan(
+                DType::BF16,
+                x.permute(&[0, 2, 1, 3]).unwrap(),
+                rm(&[8, 1025, 16, d]),
+            );
+            let TensorRoute::Transpose(t) = &p.route else {
+                panic!("{p}")
+            };
+            assert_eq!(
+                (t.kind, t.stage),
+                (TileKind::Rows, TileStage::Registers),
+                "{p}"
+            );
+            assert_eq!(t.tile.0, d, "a tile row is one head: {p}");
+            // every thread moves a vector: the tile holds at least one vector per thread
+            assert!(t.tile.0 * t.tile.1 * 2 / 16 >= t.config.threads, "{p}");
+            let work = t.thread_work(DType::BF16, 0).unwrap();
+            assert!(
+                work.loads.iter().all(|&(r, c)| r < t.tile.1 && c < d),
+                "{p}"
+            );
+        }
+    }
+
+    #[test]
     fn transposes_route_to_the_swizzled_tile_and_read_it_without_bank_conflicts() {
         for dtype in [DType::U8, DType::F16, DType::F32, DType::F64] {
             let src = rm(&[1000, 1000]).permute(&[1, 0]).unwrap();
@@ -163,7 +295,13 @@ mod tests {
             assert_eq!(t.kind, TileKind::Transpose);
             assert_eq!((t.mode_a, t.mode_b), (0, 1));
             let w = dtype.size_bytes();
-            assert_eq!(t.vec_load && t.vec_store, (1000 * w) % 16 == 0, "{p}");
+            // 16-byte vectors on both sides when the rows are whole vectors, realigned ones else
+            let want = if (1000 * w) % 16 == 0 {
+                Access::Vector
+            } else {
+                Access::Realigned
+            };
+            assert_eq!((t.load, t.store), (want, want), "{p}");
             // conflict-free: one wavefront per 128 bytes (two for a warp's 8-byte elements)
             assert_eq!(
                 t.transposed_read_ways(dtype),
@@ -218,7 +356,8 @@ mod tests {
             4096,
             "the row mode fills the tile: {p}"
         );
-        assert!(t.vec_load && t.vec_store);
+        assert_eq!(t.stage, TileStage::Registers, "{p}");
+        assert_eq!((t.load, t.store), (Access::Vector, Access::Vector));
 
         let nchw = rm(&[64, 3, 224, 224]);
         let p = plan(
@@ -236,7 +375,7 @@ mod tests {
             "C = 3 with 16-byte planes: {p}"
         );
         assert_eq!(t.tile.1, 3);
-        assert!(t.vec_load && t.vec_store, "{p}");
+        assert_eq!((t.load, t.store), (Access::Vector, Access::Vector), "{p}");
         // two 4-element column blocks per thread: at most 2048 columns, balanced over 50176
         assert_eq!(t.tiles.0, 25, "balanced tiles along HW: {p}");
         assert_eq!(t.tile.0, 2008, "{p}");
@@ -254,7 +393,8 @@ mod tests {
         assert_eq!(t.stage, TileStage::Registers, "{p}");
         assert_eq!(t.tile.0, 3);
         assert!(
-            t.tile.0 * t.tile.1 * 4 <= t.config.smem_bytes && t.vec_load && t.vec_store,
+            t.tile.0 * t.tile.1 * 4 <= t.config.smem_bytes
+                && (t.load, t.store) == (Access::Vector, Access::Vector),
             "{p}"
         );
 
@@ -368,7 +508,7 @@ mod tests {
             (0, 0),
         )
         .unwrap();
-        // misaligned offsets turn 16-byte accesses off, never an error
+        // misaligned offsets realign the 16-byte accesses, never an error
         let src = rm(&[64, 64]).permute(&[1, 0]).unwrap();
         let TensorRoute::Transpose(t) = TensorPlan::new(DType::F32, src, rm(&[64, 64]), (4, 8))
             .unwrap()
@@ -376,6 +516,6 @@ mod tests {
         else {
             panic!()
         };
-        assert!(!t.vec_load && !t.vec_store);
+        assert_eq!((t.load, t.store), (Access::Realigned, Access::Realigned));
     }
 }

@@ -4,7 +4,7 @@
 //! that the tests and `explain` read. Pure: no bridge call.
 
 use crate::error::{Error, Result};
-use crate::ffi::{TensorDesc, TensorKind};
+use crate::ffi::{self, TensorDesc, TensorKind};
 use crate::layout::{Layout, MAX_RANK};
 use crate::{Atom, DType, KernelConfig};
 
@@ -15,6 +15,21 @@ pub const NARROW_MAX_BYTES: usize = 128;
 /// Narrow tiles whose short mode has 2 to this many elements, with 16-byte accesses on both sides,
 /// use registers as the stage ([`TileStage::Registers`]).
 pub const NARROW_REGISTER_ROWS: usize = 8;
+
+/// Items of at most this many bytes (and elements) are copied many to a tile ([`TileKind::Items`]).
+pub const ITEM_MAX_BYTES: usize = 4096;
+
+/// Layouts whose ordinary tile would hold fewer bytes than this take the items tile when their
+/// items are small enough.
+const ITEM_SWITCH_BYTES: usize = 1024;
+
+/// Bytes of one items tile's staged run (`items_kernel`; dispatch.cu checks the same bound).
+const ITEM_TILE_BYTES: usize = 8192;
+
+/// Bytes of one tile of rows in registers ([`TileKind::Rows`] with [`TileStage::Registers`]), and
+/// the longest row such a tile takes.
+const ROWS_TILE_BYTES: usize = 16384;
+const ROWS_MAX_ROW_BYTES: usize = 2048;
 
 /// Threads per block of the transpose kernels (`kThreads` in cpp/kernels/transpose.cu).
 const TRANSPOSE_THREADS: usize = 256;
@@ -42,7 +57,9 @@ pub enum TileStage {
     /// A shared-memory tile between the loads and the stores (swizzled for kinds `Transpose` and
     /// `Rows`), one barrier on each side.
     SharedMemory,
-    /// Registers: a narrow tile's thread loads the short mode's 2..=8 rows of one 16-byte column
+    /// Registers. A rows tile ([`TileKind::Rows`] with 16-byte accesses on both sides) is a
+    /// flat list of the vectors of its rows, each thread loading and storing every 256th: no
+    /// idle lane whatever the row length. A narrow tile's thread loads the short mode's 2..=8 rows of one 16-byte column
     /// block, transposes them as two CuTe register fragments over the same coordinates,
     /// `(R,V):(V,1)` and `(R,V):(1,R)`, which make R consecutive 16-byte vectors of the run (or
     /// the mirror image). No block barrier: when the run is the destination, a warp exchanges
@@ -67,6 +84,52 @@ pub enum TileKind {
     /// (stride of `b` == extent of `a`; NHWC -> NCHW): loaded contiguously, stored as extent(`a`)
     /// rows of a longer run of `b`.
     NarrowLoad,
+    /// Small items: mode 0 counts items that are compact and follow each other on both sides
+    /// (every other mode lies inside an item of at most [`ITEM_MAX_BYTES`]). A tile is
+    /// `tile.0` consecutive items of `tile.1` elements, one run on each side: loaded as a run,
+    /// permuted in shared memory through a per-item table, stored as a run.
+    Items,
+}
+
+/// How a side of a transpose-family tile is accessed along its unit-stride mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Element by element: the side has no unit stride along the mode the tile accesses.
+    Element,
+    /// 16-byte vectors: the offset and every other stride are whole vectors.
+    Vector,
+    /// 16-byte-aligned vectors at any offset and strides: the aligned vectors that cover each
+    /// row (or run) are loaded and shifted into place (funnel shifts in registers, or an offset
+    /// in the byte-addressable shared-memory stage), or gathered into aligned vectors for the
+    /// stores; only the partial vectors at a row's ends go element by element.
+    Realigned,
+}
+
+impl Access {
+    /// The access of a side whose unit-stride mode along the tile is `unit`: its offset and
+    /// strides but `unit`'s and `skip`'s decide between whole vectors and realigned ones.
+    fn of(l: &Layout, unit: usize, skip: usize, offset_bytes: usize, w: usize) -> Access {
+        if l.stride()[unit] != 1 {
+            Access::Element
+        } else if vector_legal(l, unit, skip, offset_bytes, w) {
+            Access::Vector
+        } else {
+            Access::Realigned
+        }
+    }
+
+    /// Whether the side moves 16-byte vectors (aligned or realigned).
+    pub fn is_vectorized(self) -> bool {
+        self != Access::Element
+    }
+
+    pub(crate) fn ffi(self) -> ffi::Access {
+        match self {
+            Access::Element => ffi::Access::Element,
+            Access::Vector => ffi::Access::Vector,
+            Access::Realigned => ffi::Access::Realigned,
+        }
+    }
 }
 
 /// The transpose family's launch: modes, tile, grid and the legality of 16-byte accesses.
@@ -84,11 +147,12 @@ pub struct TransposeTile {
     pub tile: (usize, usize),
     /// Tiles along `mode_a`, along `mode_b`, and in all (times every other mode).
     pub tiles: (usize, usize, usize),
-    /// 16-byte loads: unit stride along `mode_a`, every other source stride and the source offset
-    /// a multiple of 16 bytes. Otherwise element by element.
-    pub vec_load: bool,
-    /// 16-byte stores, the same on the destination side.
-    pub vec_store: bool,
+    /// How the loads go: whole 16-byte vectors (unit stride along `mode_a`, every other source
+    /// stride and the offset multiples of 16 bytes), realigned vectors (unit stride only), or
+    /// element by element.
+    pub load: Access,
+    /// How the stores go, the same on the destination side.
+    pub store: Access,
     /// CuTe `Swizzle<B, M, S>` of the shared-memory tile (`None` for the narrow tile, unswizzled).
     pub swizzle: Option<(u32, u32, u32)>,
     /// The compiled configuration (threads, the load's TiledCopy layouts, tile, smem bytes).
@@ -104,6 +168,65 @@ fn vector_legal(l: &Layout, unit: usize, skip: usize, offset_bytes: usize, w: us
         && (0..l.rank()).all(|m| m == unit || m == skip || l.stride()[m] % v == 0)
 }
 
+/// The items rule: mode 0 counts items of `isz` elements that follow each other on both sides,
+/// every other mode inside an item, compact on both sides (their strides are those of a packed
+/// layout in some order). Returns `isz` when the items are small enough for [`TileKind::Items`].
+fn small_items(cs: &Layout, cd: &Layout, w: usize) -> Option<usize> {
+    let r = cs.rank();
+    if r < 2 {
+        return None;
+    }
+    let isz: usize = cs.shape()[1..].iter().product();
+    let compact = |l: &Layout| {
+        let mut modes: Vec<usize> = (1..r).collect();
+        modes.sort_by_key(|&m| l.stride()[m]);
+        let mut seen = 1;
+        for m in modes {
+            if l.stride()[m] != seen {
+                return false;
+            }
+            seen *= l.shape()[m];
+        }
+        l.stride()[0] == isz
+    };
+    (isz * w <= ITEM_MAX_BYTES && compact(cs) && compact(cd)).then_some(isz)
+}
+
+/// The items tile over `isz`-element items (see [`small_items`]).
+fn items_tile(
+    cs: &Layout,
+    isz: usize,
+    w: usize,
+    offset_bytes: (usize, usize),
+    config: KernelConfig,
+) -> TransposeTile {
+    {
+        // Many items per tile: the run of a tile starts wherever it starts on each side.
+        let per_tile = (ITEM_TILE_BYTES / (isz * w)).max(1);
+        let items = cs.shape()[0];
+        let tiles = items.div_ceil(per_tile);
+        let side = |off: usize| {
+            if off % 16 == 0 && (isz * w) % 16 == 0 {
+                Access::Vector
+            } else {
+                Access::Realigned
+            }
+        };
+        TransposeTile {
+            kind: TileKind::Items,
+            stage: TileStage::SharedMemory,
+            mode_a: 0,
+            mode_b: 0,
+            tile: (per_tile, isz),
+            tiles: (tiles, 1, tiles),
+            load: side(offset_bytes.0),
+            store: side(offset_bytes.1),
+            swizzle: None,
+            config,
+        }
+    }
+}
+
 pub(crate) fn transpose_tile(
     dtype: DType,
     cs: &Layout,
@@ -111,12 +234,13 @@ pub(crate) fn transpose_tile(
     offset_bytes: (usize, usize),
 ) -> Result<TransposeTile> {
     let w = dtype.size_bytes();
+    let v = 16 / w;
     let r = cs.rank();
+    let config = Atom::Transpose128.kernel_config(dtype)?;
     // a: the source's unit-stride mode (the longest if several), else its smallest stride.
     let a = (0..r)
         .min_by_key(|&m| (cs.stride()[m], std::cmp::Reverse(cs.shape()[m])))
         .expect("rank >= 1");
-    let config = Atom::Transpose128.kernel_config(dtype)?;
     let mut b = r - 1; // the destination's smallest stride (modes are sorted by it)
     let mut kind = TileKind::Transpose;
     if a == b && r > 1 {
@@ -150,52 +274,54 @@ pub(crate) fn transpose_tile(
     {
         kind = TileKind::NarrowLoad;
     }
-    let v = 16 / w;
     let store_unit = if kind == TileKind::Rows { a } else { b };
     // a narrow-load tile is one source run: the stride of mode b inside it does not matter
-    let vec_load = vector_legal(
-        cs,
-        a,
-        if kind == TileKind::NarrowLoad { b } else { a },
-        offset_bytes.0,
-        w,
-    );
+    let skip_load = if kind == TileKind::NarrowLoad { b } else { a };
+    let load = Access::of(cs, a, skip_load, offset_bytes.0, w);
     // a narrow tile is one destination run: the stride of mode a inside it does not matter
-    let vec_store = vector_legal(
-        cd,
-        store_unit,
-        if kind == TileKind::Narrow {
-            a
-        } else {
-            store_unit
-        },
-        offset_bytes.1,
-        w,
-    );
+    let skip_store = if kind == TileKind::Narrow {
+        a
+    } else {
+        store_unit
+    };
+    let store = Access::of(cd, store_unit, skip_store, offset_bytes.1, w);
     let short = match kind {
         TileKind::Narrow => eb,
         TileKind::NarrowLoad => ea,
         _ => 0,
     };
-    let stage = if (2..=NARROW_REGISTER_ROWS).contains(&short) && vec_load && vec_store {
+    let both_vectors = load == Access::Vector && store == Access::Vector;
+    let stage = if (kind == TileKind::Rows || (2..=NARROW_REGISTER_ROWS).contains(&short))
+        && both_vectors
+    {
         TileStage::Registers
     } else {
         TileStage::SharedMemory
     };
+    // A realigned stage keeps the 16-byte grid's extra vector of each row (or run).
+    let pad = if load == Access::Realigned { 16 } else { 0 };
     // Columns per tile: in registers, one (or, for at most 4 rows, two) 16-byte column blocks per
     // thread; through shared memory, as many as the 32 KiB stage holds. Then balanced: every
     // tile along the long mode nearly full.
-    let most = match stage {
-        TileStage::Registers => config.threads * v * if short <= 4 { 2 } else { 1 },
-        TileStage::SharedMemory => config.smem_bytes / w / short.max(1) / v * v,
+    let most = match (kind, stage) {
+        (TileKind::Rows, _) => ROWS_MAX_ROW_BYTES / w,
+        (_, TileStage::Registers) => config.threads * v * if short <= 4 { 2 } else { 1 },
+        (TileKind::Narrow, _) => (config.smem_bytes / short.max(1) - pad) / w / v * v,
+        _ => (config.smem_bytes - pad) / w / short.max(1) / v * v,
     };
-    let balanced = |long: usize| {
+    let balanced = |long: usize, most: usize| {
         let n = long.div_ceil(most);
         long.div_ceil(n).div_ceil(v) * v
     };
-    let (ta, tb) = match kind {
-        TileKind::Narrow => (balanced(ea), eb),
-        TileKind::NarrowLoad => (ea, balanced(eb)),
+    let (ta, tb) = match (kind, stage) {
+        (TileKind::Narrow, _) => (balanced(ea, most), eb),
+        (TileKind::NarrowLoad, _) => (ea, balanced(eb, most)),
+        (TileKind::Rows, TileStage::Registers) => {
+            let ta = balanced(ea, most);
+            let rows = (ROWS_TILE_BYTES / (ta * w)).max(1).min(eb);
+            let n = eb.div_ceil(rows);
+            (ta, eb.div_ceil(n))
+        }
         _ => (ta_sq, tb_sq),
     };
     let tiles_a = cs.shape()[a].div_ceil(ta);
@@ -213,13 +339,23 @@ pub(crate) fn transpose_tile(
         .and_then(|x| x.checked_mul(others))
         .filter(|&x| x <= i64::MAX as usize)
         .ok_or_else(|| Error::Overflow("tile count".into()))?;
-    let swizzle = matches!(kind, TileKind::Transpose | TileKind::Rows).then(|| {
-        (
-            3,
-            (16 / w).trailing_zeros(),
-            (ta_sq as u32).trailing_zeros(),
-        )
-    });
+    let swizzle = (matches!(kind, TileKind::Transpose | TileKind::Rows)
+        && stage == TileStage::SharedMemory)
+        .then(|| {
+            (
+                3,
+                (16 / w).trailing_zeros(),
+                (ta_sq as u32).trailing_zeros(),
+            )
+        });
+    // Small items that would leave the tile nearly empty (less than ITEM_SWITCH_BYTES of it
+    // inside the layout: a few bytes per thread) share an items tile instead.
+    let inside = ea.min(ta) * if a == b { 1 } else { eb.min(tb) } * w;
+    if inside < ITEM_SWITCH_BYTES {
+        if let Some(isz) = small_items(cs, cd, w) {
+            return Ok(items_tile(cs, isz, w, offset_bytes, config));
+        }
+    }
     Ok(TransposeTile {
         kind,
         stage,
@@ -227,8 +363,8 @@ pub(crate) fn transpose_tile(
         mode_b: b,
         tile: (ta, tb),
         tiles: (tiles_a, tiles_b, tiles),
-        vec_load,
-        vec_store,
+        load,
+        store,
         swizzle,
         config,
     })
@@ -368,6 +504,34 @@ impl TransposeTile {
     pub fn thread_work(&self, dtype: DType, t: usize) -> Result<ThreadWork> {
         let w = dtype.size_bytes();
         let v = 16 / w;
+        let flat = |count: usize| {
+            (0..)
+                .map(move |k| t + k * self.config.threads)
+                .take_while(move |&i| i < count)
+        };
+        if self.kind == TileKind::Rows && self.stage == TileStage::Registers {
+            // vectors i = t, t + threads, ... of the tile's rows, (row, first column) = divmod(i, nvr)
+            let nvr = self.tile.0 / v;
+            let loads: Vec<(usize, usize)> = flat(self.tile.1 * nvr)
+                .map(|i| (i / nvr, (i % nvr) * v))
+                .collect();
+            let stores = loads.iter().map(|&(r, c)| (r, c, 1, v)).collect();
+            return Ok(ThreadWork { loads, stores });
+        }
+        if self.kind == TileKind::Items {
+            // the tile's run of items x isz elements in both coordinates (item, element of the
+            // item): aligned 16-byte vectors of the source run, then of the destination run
+            // (a whole tile on 16-byte-aligned runs)
+            let (items, isz) = self.tile;
+            let vectors: Vec<(usize, usize)> = flat(items * isz / v)
+                .map(|i| (i * v / isz, i * v % isz))
+                .collect();
+            let stores = vectors.iter().map(|&(r, c)| (r, c, 1, v)).collect();
+            return Ok(ThreadWork {
+                loads: vectors,
+                stores,
+            });
+        }
         if self.stage == TileStage::Registers {
             // column blocks i = t, t + threads, ...: R 16-byte vectors on each side
             let narrow = self.kind == TileKind::Narrow;
@@ -473,7 +637,9 @@ impl TransposeTile {
             rank: cs.rank() as u32,
             kind: match (self.kind, self.stage) {
                 (TileKind::Transpose, _) => TensorKind::Transpose,
-                (TileKind::Rows, _) => TensorKind::Rows,
+                (TileKind::Rows, TileStage::SharedMemory) => TensorKind::Rows,
+                (TileKind::Rows, TileStage::Registers) => TensorKind::RowsRegisters,
+                (TileKind::Items, _) => TensorKind::Items,
                 (TileKind::Narrow, TileStage::SharedMemory) => TensorKind::Narrow,
                 (TileKind::NarrowLoad, TileStage::SharedMemory) => TensorKind::NarrowLoad,
                 (TileKind::Narrow, TileStage::Registers) => TensorKind::NarrowRegisters,
@@ -481,8 +647,9 @@ impl TransposeTile {
             },
             mode_a: self.mode_a as u32,
             mode_b: self.mode_b as u32,
-            vec_load: self.vec_load as u32,
-            vec_store: self.vec_store as u32,
+            load: self.load.ffi(),
+            store: self.store.ffi(),
+            src_span: (cs.cosize().unwrap_or(0) * dtype.size_bytes()) as i64,
             tile_a: self.tile.0 as i64,
             tile_b: self.tile.1 as i64,
             tiles_a: self.tiles.0 as i64,

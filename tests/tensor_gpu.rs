@@ -5,110 +5,20 @@
 
 mod common;
 
+use common::tensor::{by_width, random_side, route_name, Side};
 use common::{gpu, rng};
-use cute_copy::reference::{expected_tensor_copy, poisoned_tensor_destination, random_elements};
+use cute_copy::reference::random_elements;
 use cute_copy::{
-    DeviceTensor, Element, Layout, TensorPlan, TensorRoute, TileKind, TileStage, TransposeTile,
+    Access, DeviceTensor, Element, Layout, TensorPlan, TensorRoute, TileKind, TileStage,
+    TransposeTile,
 };
 use rand::Rng;
-
-type Stream = std::sync::Arc<cute_copy::cudarc::driver::CudaStream>;
-
-/// One side of a case: an allocation of `alloc` elements and a view `(offset, layout)` in it.
-#[derive(Clone, Copy, Debug)]
-struct Side {
-    alloc: usize,
-    offset: usize,
-    layout: Layout,
-}
-
-impl Side {
-    fn packed(layout: Layout) -> Self {
-        Side {
-            alloc: layout.cosize().unwrap().max(1),
-            offset: 0,
-            layout,
-        }
-    }
-}
-
-/// Copy `src` into `dst` on the GPU and compare the whole destination allocation.
-fn check<T: Element>(stream: &Stream, src: Side, dst: Side, r: &mut impl Rng) -> TensorPlan {
-    let host: Vec<T> = random_elements(src.alloc, r.random());
-    let before = poisoned_tensor_destination(
-        &host,
-        (src.offset, &src.layout),
-        dst.alloc,
-        (dst.offset, &dst.layout),
-        r.random(),
-    );
-    let want = expected_tensor_copy(
-        &host,
-        (src.offset, &src.layout),
-        &before,
-        (dst.offset, &dst.layout),
-    );
-    let s_all = Layout::new(&[src.alloc], &[1]).unwrap();
-    let d_all = Layout::new(&[dst.alloc], &[1]).unwrap();
-    let s = DeviceTensor::from_host(stream, s_all, &host).unwrap();
-    let mut d = DeviceTensor::from_host(stream, d_all, &before).unwrap();
-    let plan = {
-        let sv = s.view();
-        let sv = sv.slice(&[src.offset], &[src.alloc - src.offset]).unwrap();
-        // re-view the allocation with the case's layout at its offset
-        let sv = reshape(&sv, src.layout);
-        let mut dv = d.view_mut();
-        let mut dv = dv
-            .slice_mut(&[dst.offset], &[dst.alloc - dst.offset])
-            .unwrap();
-        let mut dv = reshape_mut(&mut dv, dst.layout);
-        cute_copy::copy_tensor(&sv, &mut dv, stream)
-            .unwrap_or_else(|e| panic!("{} {src:?} -> {dst:?}: {e}", std::any::type_name::<T>()))
-    };
-    let got = d.to_host(stream).unwrap();
-    let bad = got
-        .iter()
-        .zip(&want)
-        .filter(|(g, w)| g.to_bits() != w.to_bits())
-        .count();
-    assert_eq!(bad, 0, "{bad} wrong elements: {src:?} -> {dst:?}\n{plan}");
-    plan
-}
-
-/// A rank-1 view seen through `layout` (same offset): the test's way to place any layout.
-fn reshape<'a, T: Element>(
-    v: &cute_copy::TensorView<'a, T>,
-    layout: Layout,
-) -> cute_copy::TensorView<'a, T> {
-    v.relayout(layout).unwrap()
-}
-fn reshape_mut<'b, T: Element>(
-    v: &'b mut cute_copy::TensorViewMut<'_, T>,
-    layout: Layout,
-) -> cute_copy::TensorViewMut<'b, T> {
-    v.relayout_mut(layout).unwrap()
-}
 
 /// The transpose-family launch of a plan that must have one.
 fn transpose_tile(plan: &TensorPlan) -> TransposeTile {
     match &plan.route {
         TensorRoute::Transpose(t) => *t,
         _ => panic!("not a transpose-family plan:\n{plan}"),
-    }
-}
-
-fn by_width(
-    stream: &Stream,
-    w: usize,
-    src: Side,
-    dst: Side,
-    r: &mut rand::rngs::StdRng,
-) -> TensorPlan {
-    match w {
-        1 => check::<u8>(stream, src, dst, r),
-        2 => check::<half::f16>(stream, src, dst, r),
-        4 => check::<f32>(stream, src, dst, r),
-        _ => check::<u64>(stream, src, dst, r),
     }
 }
 
@@ -153,21 +63,18 @@ fn transposes_of_every_width_full_and_edge_tiles_are_exact() {
             if rows > 1 && cols > 1 {
                 let t = transpose_tile(&plan);
                 assert_eq!(t.kind, TileKind::Transpose, "{plan}");
-                assert!(
-                    t.vec_load && t.vec_store || (rows * w) % 16 != 0 || (cols * w) % 16 != 0,
-                    "{plan}"
-                );
+                assert!(t.load.is_vectorized() && t.store.is_vectorized(), "{plan}");
             }
         }
     }
 }
 
 #[test]
-fn misaligned_transposes_fall_back_to_elements_exactly() {
+fn misaligned_transposes_realign_their_vectors_exactly() {
     let Some(stream) = gpu() else { return };
     let mut r = rng(2);
     for w in [1, 2, 4, 8] {
-        // odd pitches and offsets on both sides: no 16-byte access is legal
+        // odd pitches and offsets on both sides: no whole 16-byte access is legal, realigned ones are
         let src = Side {
             alloc: 301 * 263 + 5,
             offset: 3,
@@ -180,7 +87,11 @@ fn misaligned_transposes_fall_back_to_elements_exactly() {
         };
         let plan = by_width(&stream, w, src, dst, &mut r);
         let t = transpose_tile(&plan);
-        assert!(!t.vec_load && !t.vec_store, "{plan}");
+        assert_eq!(
+            (t.load, t.store),
+            (Access::Realigned, Access::Realigned),
+            "{plan}"
+        );
     }
 }
 
@@ -372,46 +283,6 @@ fn broadcast_sources_and_rank_six_layouts_are_exact() {
     }
 }
 
-/// A random layout of `shape`: a random permutation of a row-major allocation with padded
-/// extents, at a random offset.
-fn random_side(shape: &[usize], r: &mut impl Rng) -> Side {
-    let rank = shape.len();
-    let mut order: Vec<usize> = (0..rank).collect();
-    for i in (1..rank).rev() {
-        order.swap(i, r.random_range(0..=i));
-    }
-    // storage shape: the modes in `order`, each padded by 0..3 (padding on the innermost makes
-    // the pitch odd)
-    let padded: Vec<usize> = order
-        .iter()
-        .map(|&m| {
-            shape[m]
-                + if r.random_bool(0.4) {
-                    r.random_range(1..4)
-                } else {
-                    0
-                }
-        })
-        .collect();
-    let storage = Layout::row_major(&padded).unwrap();
-    let mut stride = vec![0; rank];
-    for (i, &m) in order.iter().enumerate() {
-        stride[m] = storage.stride()[i];
-    }
-    let layout = Layout::new(shape, &stride).unwrap();
-    let offset = if r.random_bool(0.5) {
-        r.random_range(0..20)
-    } else {
-        0
-    };
-    let tail = r.random_range(0..9);
-    Side {
-        alloc: offset + storage.cosize().unwrap() + tail,
-        offset,
-        layout,
-    }
-}
-
 #[test]
 fn random_layouts_of_rank_one_to_six_are_exact() {
     let Some(stream) = gpu() else { return };
@@ -435,13 +306,7 @@ fn random_layouts_of_rank_one_to_six_are_exact() {
         let dst = random_side(&shape, &mut r);
         let w = [1, 2, 4, 8][r.random_range(0..4)];
         let plan = by_width(&stream, w, src, dst, &mut r);
-        let key = match plan.route {
-            TensorRoute::Matrix(p) => format!("matrix {:?}", p.atom),
-            TensorRoute::Rows { .. } => "realign rows".into(),
-            TensorRoute::Transpose(t) => format!("{:?} vec {}/{}", t.kind, t.vec_load, t.vec_store),
-            TensorRoute::Empty => "empty".into(),
-        };
-        *kinds.entry(key).or_insert(0) += 1;
+        *kinds.entry(route_name(&plan)).or_insert(0) += 1;
     }
     eprintln!("{cases} random tensor copies passed: {kinds:?}");
 }

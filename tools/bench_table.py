@@ -4,7 +4,10 @@
 Usage: tools/bench_table.py bench.log [--torch torch.json]
 With --torch (tools/torch_anchor.py --json, same device call), also prints the "Alignment" table:
 per align_* group, the automatic plan's GB/s, its ratio to the D2D memcpy of the same bytes
-measured in the same group (d2d_same_bytes), torch copy_ on the same views, and x torch.
+measured in the same group (d2d_same_bytes), torch copy_ on the same views, and x torch; and the
+"Layouts" table (layout_* groups but layout_any_*). The "Layouts at any shape" table (layout_any_*
+groups, torch_anchor.py --any-shape) is printed whenever the log has those groups, its torch
+columns from --torch when given.
 Prints, per group, each function's GB/s (10^9 bytes/s, converted from criterion's GiB/s median),
 its ratio to the D2D cudaMemcpyAsync limit measured in the same run, and to cudaMemcpy2DAsync of
 the same shape where the group has it. Launch-overhead rows are printed as times.
@@ -62,12 +65,36 @@ def layout_table(gbps, torch_rows):
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for name, v in gbps.items():
         g, f = name.split("/", 1)
-        if not g.startswith("layout_") or not f.startswith("copy_tensor/"):
+        if not g.startswith("layout_") or g.startswith(ANY) or not f.startswith("copy_tensor/"):
             continue
         d2d = gbps.get(f"{g}/d2d_same_bytes")
         t = torch.get(g, {}).get("torch_gbps")
         tcol = f"{t:.0f} | {v / t:.2f}" if t else "- | -"
         print(f"| {g[len('layout_'):]} | {f[len('copy_tensor/'):]} | {v:.0f} | {v / d2d:.3f} | {tcol} |")
+
+
+ANY = "layout_any_"
+
+
+def ratio(a, b, digits=2):
+    return f"{a / b:.{digits}f}" if a and b else "-"
+
+
+def any_shape_table(gbps, torch_rows):
+    """"Layouts at any shape": copy_tensor's GB/s and its ratio to the D2D of the same bytes in
+    the same criterion group; torch eager and torch.compile each against torch's own D2D of the
+    same bytes (torch_anchor.py --any-shape); copy_tensor's GB/s over torch.compile's."""
+    torch = {r["group"]: r for r in torch_rows}
+    print("| shape | cute-copy GB/s | x D2D | torch eager x D2D | torch.compile x D2D | cute-copy / torch.compile |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for name, v in gbps.items():
+        g, f = name.split("/", 1)
+        if not g.startswith(ANY) or not f.startswith("copy_tensor/"):
+            continue
+        t = torch.get(g, {})
+        eager, comp, td2d = t.get("torch_gbps"), t.get("compile_gbps"), t.get("d2d_gbps")
+        print(f"| {g[len(ANY):]} | {v:.0f} | {ratio(v, gbps.get(f'{g}/d2d_same_bytes'), 3)} | "
+              f"{ratio(eager, td2d)} | {ratio(comp, td2d)} | {ratio(v, comp)} |")
 
 
 def main():
@@ -99,6 +126,7 @@ def main():
     for name, t in times.items():
         if name.startswith("launch/"):
             print(f"| {name} | {t:.2f} µs |")
+    torch_rows = []
     if "--torch" in sys.argv:
         import json
         print()
@@ -106,6 +134,9 @@ def main():
         alignment_table(gbps, torch_rows)
         print()
         layout_table(gbps, torch_rows)
+    if any(k.startswith(ANY) for k in gbps):
+        print()
+        any_shape_table(gbps, torch_rows)
 
 
 if __name__ == "__main__":

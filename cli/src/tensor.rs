@@ -99,7 +99,7 @@ fn route_json(plan: &TensorPlan) -> serde_json::Value {
             "family": "Transpose", "atom": "Transpose128", "kind": format!("{:?}", t.kind),
             "stage": format!("{:?}", t.stage),
             "mode_a": t.mode_a, "mode_b": t.mode_b, "tile": [t.tile.1, t.tile.0],
-            "tiles": t.tiles.2, "vec_load": t.vec_load, "vec_store": t.vec_store,
+            "tiles": t.tiles.2, "load": format!("{:?}", t.load).to_lowercase(), "store": format!("{:?}", t.store).to_lowercase(),
             "swizzle": t.swizzle.map(|(b, m, s)| format!("Swizzle<{b},{m},{s}>")),
             "smem_bytes": t.config.smem_bytes, "threads": t.config.threads,
             "transposed_read_wavefronts": t.transposed_read_ways(plan.dtype),

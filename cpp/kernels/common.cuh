@@ -90,4 +90,24 @@ CUTE_DEVICE void copy_inside(TiledCopy const& tiled_copy, TS const& src, TD&& ds
   copy_if(tPe, src, dst);
 }
 
+// out = bytes [m, m + 16) of the 32 bytes a0:a1, m = 4 * Q + (shift / 8).
+template <int Q>
+CUTE_DEVICE uint4 funnel(uint4 const& a0, uint4 const& a1, unsigned shift) {
+  unsigned const w[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+  return make_uint4(__funnelshift_r(w[Q + 0], w[Q + 1], shift), __funnelshift_r(w[Q + 1], w[Q + 2], shift),
+                    __funnelshift_r(w[Q + 2], w[Q + 3], shift), __funnelshift_r(w[Q + 3], w[Q + 4], shift));
+}
+
+// The 16 bytes at offset m (0..15) of the 32 bytes a0:a1: what an aligned pair of source vectors
+// holds of a vector that starts m bytes into the first (the realign and transpose families).
+CUTE_DEVICE uint4 realign(uint4 const& a0, uint4 const& a1, int m) {
+  unsigned const shift = 8u * (m & 3);
+  switch (m >> 2) {  // uniform across the warp: m is fixed for a row
+    case 0: return funnel<0>(a0, a1, shift);
+    case 1: return funnel<1>(a0, a1, shift);
+    case 2: return funnel<2>(a0, a1, shift);
+    default: return funnel<3>(a0, a1, shift);
+  }
+}
+
 }  // namespace cute_copy

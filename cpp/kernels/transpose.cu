@@ -34,9 +34,20 @@
 //   kinds narrow / narrow_load in registers (4 / 5): the short mode has 2 .. 8 elements and both
 //          sides allow 16-byte accesses: no tile in shared memory; each thread transposes an
 //          (R, V) block between two register fragments (NarrowRegs below).
-// Vectors that leave the tile's valid extent, or any access when the plan says the addresses or
-// strides are not 16-byte aligned, go element by element under the same coordinates: nothing
-// outside the two layouts is read or written.
+//   kind rows_registers (7): rows on both sides with 16-byte vectors on both: a tile of tb rows
+//          of ta elements is a flat list of vectors over the block's threads, registers as the
+//          stage (no idle lane for a head dim of 80 or 96);
+//   kind items (6): small items (mode 0 counts items, compact and back to back on both sides): a
+//          tile is a run of many items, loaded as one run, permuted in shared memory through a
+//          per-item table of source offsets, stored as one run.
+// Each side is accessed as `Access` says (load / store): whole 16-byte vectors when the offset
+// and strides allow them, realigned 16-byte vectors when only the unit stride is there (rows that
+// start at any byte offset: the aligned vectors that cover a row are loaded and shifted into place,
+// by funnel shifts between neighbouring lanes or by an offset in the byte-addressable stage; stores
+// gather the aligned vectors of the destination), element by element otherwise. Vectors that leave
+// the tile's valid extent, and a realigned row's first and last partial vectors, go element by
+// element under the same coordinates: nothing outside the two layouts is written, nothing outside
+// the source layout's span is read.
 #define CUTE_COPY_ROW_transpose CUTE_COPY_ROW_CASE  // this file's menu rows, for dispatch (family.cuh)
 #define CUTE_COPY_FAMILY_NAME "transpose"
 #include "family.cuh"
@@ -85,13 +96,23 @@ enum Kind : int {
   kNarrowLoad = static_cast<int>(TensorKind::NarrowLoad),
   kNarrowRegs = static_cast<int>(TensorKind::NarrowRegisters),
   kNarrowLoadRegs = static_cast<int>(TensorKind::NarrowLoadRegisters),
+  kItems = static_cast<int>(TensorKind::Items),
+  kRowsRegs = static_cast<int>(TensorKind::RowsRegisters),
+};
+
+// How a side is accessed, as the shared enum Access (src/ffi.rs) numbers it.
+enum AccessKind : int {
+  kElement = static_cast<int>(Access::Element),
+  kVector = static_cast<int>(Access::Vector),
+  kRealigned = static_cast<int>(Access::Realigned),
 };
 
 struct Args {
   std::uint8_t const* src;
   std::uint8_t* dst;
   int rank, kind, a, b;
-  int vec_load, vec_store;
+  int load, store;                  // Access of each side (TensorDesc): kElement, kVector, kRealigned
+  std::uint8_t const* src_end;      // src + src_span: a realigned load may read whole vectors below it
   std::int64_t shape[6], ss[6], ds[6];
   std::int64_t sa, sb, da, db;           // the strides of modes a and b on each side
   std::int64_t ta, tb;                   // tile extents (elements along a, rows along b)
@@ -100,6 +121,8 @@ struct Args {
   // cutlass::FastDivmod built on the host (a multiply-high each instead of a 64-bit division).
   bool fast;
   cutlass::FastDivmod div_a, div_b, div_mode[6];
+  // Kind rows_registers: vectors per tile row; kind items: elements per item.
+  cutlass::FastDivmod div_row;
 };
 
 template <class T>
@@ -132,6 +155,70 @@ CUTE_DEVICE void set_elem(uint4& v, int j, E x) {
     w[j * W / 4] = (w[j * W / 4] & ~mask) | ((static_cast<unsigned>(x) << sh) & mask);
   }
   v = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// Realignment (Access::Realigned): a row (or run) of elements [row, end) at any byte offset is
+// covered by the 16-byte-aligned vectors of the 16-byte grid that hold it. Loading, an aligned
+// vector is read whole when it lies inside the source layout's span [lo, hi): the span is one
+// allocation, and the bytes outside the row are dropped by the shift or never read back; a vector
+// that reaches outside the span (a copy's very first and last) is built from the row's elements
+// in it. Storing, an aligned vector is written whole only when it lies inside the row; the
+// partial vectors at a row's ends go element by element. Nothing outside either layout is
+// written, nothing outside the source span is read.
+template <int Width>
+__noinline__ __device__ uint4 vector_pieces(std::uint8_t const* x, std::uint8_t const* row, std::uint8_t const* end) {
+  using E = uint_byte_t<Width>;
+  uint4 v = make_uint4(0, 0, 0, 0);
+  CUTE_UNROLL
+  for (int k = 0; k < 16 / Width; ++k) {
+    std::uint8_t const* p = x + k * Width;
+    if (p >= row && p < end) set_elem<E>(v, k, ld_elem<E>(p));
+  }
+  return v;
+}
+
+// (Into `v`, which holds zeros: a load that writes its register in place, so that the loads of
+// an unrolled loop stay in flight together, no select waiting on each.)
+template <int Width>
+CUTE_DEVICE void window_load(uint4& v, std::uint8_t const* x, std::uint8_t const* row, std::uint8_t const* end,
+                             std::uint8_t const* lo, std::uint8_t const* hi) {
+  bool const touches = x + 16 > row && x < end;
+  if (touches && x >= lo && x + 16 <= hi)
+    v = *reinterpret_cast<uint4 const*>(x);
+  else if (touches)
+    v = vector_pieces<Width>(x, row, end);
+}
+
+template <int Width>
+__noinline__ __device__ void store_pieces(std::uint8_t* x, uint4 v, std::uint8_t* row, std::uint8_t* end) {
+  using E = uint_byte_t<Width>;
+  CUTE_UNROLL
+  for (int k = 0; k < 16 / Width; ++k) {
+    std::uint8_t* p = x + k * Width;
+    if (p >= row && p < end) st_elem<E>(p, get_elem<E>(v, k));
+  }
+}
+
+template <int Width>
+CUTE_DEVICE void window_store(std::uint8_t* x, uint4 v, std::uint8_t* row, std::uint8_t* end) {
+  if (x >= row && x + 16 <= end) {
+    *reinterpret_cast<uint4*>(x) = v;
+  } else if (x + 16 > row && x < end) {
+    store_pieces<Width>(x, v, row, end);
+  }
+}
+
+// The misalignment of an address on the 16-byte grid.
+CUTE_DEVICE int grid_offset(void const* p) { return static_cast<int>(reinterpret_cast<std::uintptr_t>(p) & 15); }
+
+// Lane l + 1's (down) or l - 1's (up) vector within each group of 16 lanes (a tile row's lanes).
+CUTE_DEVICE uint4 shfl_down16(uint4 v) {
+  return make_uint4(__shfl_down_sync(0xffffffffu, v.x, 1, 16), __shfl_down_sync(0xffffffffu, v.y, 1, 16),
+                    __shfl_down_sync(0xffffffffu, v.z, 1, 16), __shfl_down_sync(0xffffffffu, v.w, 1, 16));
+}
+CUTE_DEVICE uint4 shfl_up16(uint4 v) {
+  return make_uint4(__shfl_up_sync(0xffffffffu, v.x, 1, 16), __shfl_up_sync(0xffffffffu, v.y, 1, 16),
+                    __shfl_up_sync(0xffffffffu, v.z, 1, 16), __shfl_up_sync(0xffffffffu, v.w, 1, 16));
 }
 
 // Four words of one byte column each -> four words of one byte row each (a 4 x 4 byte transpose).
@@ -208,24 +295,135 @@ struct Kernel {
     }
   }
 
-  // Kind transpose, a unit whose V rows are cut by the tile edge (or no 16-byte stores): column by
-  // column, row by row, straight from shared memory.
+  // Kind transpose, a unit whose V rows from r0 are cut by the tile edge (or no 16-byte stores):
+  // column by column, row by row, straight from shared memory.
   static __noinline__ __device__ void edge_store_columns(std::uint8_t const* smem, std::uint8_t* d, std::int64_t da,
-                                                         std::int64_t db, std::int64_t ea, std::int64_t eb, int grp,
+                                                         std::int64_t db, std::int64_t ea, std::int64_t eb, int r0,
                                                          int wc) {
     auto const sl = typename T::SmemLayout{};
-    std::int64_t const r0 = std::int64_t(grp) * V;
 #pragma unroll 1
     for (int p = 0; p < P; ++p) {
       int const c = wc * P + p;
       if (c >= ea) break;
 #pragma unroll 1
-      for (int j = 0; j < V && r0 + j < eb; ++j)
-        st_elem<E>(d + (c * da + (r0 + j) * db) * Width, ld_elem<E>(smem + sl(grp * V + j, c) * Width));
+      for (int r = cute::max(r0, 0); r < r0 + V && r < eb; ++r)
+        st_elem<E>(d + (c * da + r * db) * Width, ld_elem<E>(smem + sl(r, c) * Width));
     }
   }
 
-  // One tile of kind transpose or rows: load (TB x TA) through the TiledCopy, then store.
+  // Realigned load of a (TB, TA) tile whose rows start at any byte offset. Thread (r0, n) =
+  // (tid / 16, tid % 16) of the load TiledCopy's (16,16):(16,1) thread layout owns aligned vector
+  // n of the 16-byte grid under rows r0 + 16 i; the 16 lanes of a row pass theirs to the lane before
+  // (shfl), lane 15 also loads the row's 17th, so each lane holds the pair that covers its tile
+  // vector, funnel-shifts it into place and stores it whole at its swizzled offset. The rows of a
+  // thread are 16 rows apart, a whole number of vectors: one misalignment m for all of them.
+  static __noinline__ __device__ void realigned_load(std::uint8_t* smem, std::uint8_t const* s, std::int64_t sb,
+                                                     std::int64_t ea, std::int64_t eb, std::uint8_t const* lo,
+                                                     std::uint8_t const* hi) {
+    auto const sl = typename T::SmemLayout{};
+    constexpr int kRows = TB / 16;
+    int const n = threadIdx.x % 16, r0 = threadIdx.x / 16;
+    int const m = grid_offset(s + r0 * sb * Width);
+    uint4 v[kRows], x[kRows];
+    CUTE_UNROLL
+    for (int i = 0; i < kRows; ++i) {
+      int const r = r0 + 16 * i;
+      std::uint8_t const* row = s + r * sb * Width;
+      std::uint8_t const* end = row + ea * Width;
+      bool const in = r < eb;
+      v[i] = make_uint4(0, 0, 0, 0);
+      x[i] = make_uint4(0, 0, 0, 0);
+      if (in) window_load<Width>(v[i], row - m + 16 * n, row, end, lo, hi);
+      if (in && n == 15 && m != 0) window_load<Width>(x[i], row - m + 256, row, end, lo, hi);
+    }
+    CUTE_UNROLL
+    for (int i = 0; i < kRows; ++i) {
+      uint4 next = shfl_down16(v[i]);
+      if (n == 15) next = x[i];
+      int const r = r0 + 16 * i;
+      if (r < eb) *reinterpret_cast<uint4*>(smem + sl(r, n * V) * Width) = realign(v[i], next, m);
+    }
+  }
+
+  // Kind rows, realigned store: destination row r starts m bytes into the 16-byte grid; its aligned
+  // vector k holds tile bytes [16 k - m, 16 k - m + 16): the tail of chunk k - 1 (the lane before's,
+  // shfl) and the head of chunk k. Lane n stores vector n, lane 15 also vector 16; the row's first
+  // and last go element by element.
+  static __noinline__ __device__ void realigned_store_rows(std::uint8_t const* smem, std::uint8_t* d, std::int64_t db,
+                                                           std::int64_t ea, std::int64_t eb) {
+    auto const sl = typename T::SmemLayout{};
+    constexpr int kRows = TB / 16;
+    int const n = threadIdx.x % 16, r0 = threadIdx.x / 16;
+    int const m = grid_offset(d + r0 * db * Width);
+    CUTE_UNROLL
+    for (int i = 0; i < kRows; ++i) {
+      int const r = r0 + 16 * i;
+      uint4 const cur = r < eb ? *reinterpret_cast<uint4 const*>(smem + sl(r, n * V) * Width) : make_uint4(0, 0, 0, 0);
+      uint4 const prev = shfl_up16(cur);
+      if (r >= eb) continue;
+      std::uint8_t* row = d + r * db * Width;
+      std::uint8_t* end = row + ea * Width;
+      window_store<Width>(row - m + 16 * n, m == 0 ? cur : realign(prev, cur, 16 - m), row, end);
+      if (n == 15 && m != 0) window_store<Width>(row - m + 256, realign(cur, make_uint4(0, 0, 0, 0), 16 - m), row, end);
+    }
+  }
+
+  // Kind transpose, realigned store of unit (grp, wc) when the P columns of its word start at
+  // different misalignments: destination column c starts m_c bytes into the 16-byte grid,
+  // g = m_c / Width rows before its first aligned vector. For each of its P columns the unit reads
+  // the V words of rows [grp V - g, grp V - g + V) (rows a constant apart across the warp's 8 row
+  // groups: the swizzle keeps them in 8 different chunks), keeps that column's element of each
+  // (byte permutes) and stores the aligned vector. The cut vectors at the tile's ends go element
+  // by element, the last one by group 0.
+  static __noinline__ __device__ void realigned_store_unit(std::uint8_t const* smem, std::uint8_t* d, std::int64_t da,
+                                                           std::int64_t ea, std::int64_t eb, int grp, int wc) {
+    auto const sl = typename T::SmemLayout{};
+    using Word = typename T::Word;
+    CUTE_UNROLL
+    for (int p = 0; p < P; ++p) {
+      int const c = wc * P + p;
+      if (c >= ea) break;
+      std::uint8_t* col = d + c * da * Width;
+      int const g = grid_offset(col) / Width;
+      int const rs = grp * V - g;
+      if (rs >= 0 && rs + V <= eb) {
+        Word w[V];
+        CUTE_UNROLL
+        for (int j = 0; j < V; ++j) w[j] = *reinterpret_cast<Word const*>(smem + sl(rs + j, wc * P) * Width);
+        unsigned out[4];
+        if constexpr (Width == 8) {
+          out[0] = static_cast<unsigned>(w[0]);
+          out[1] = static_cast<unsigned>(w[0] >> 32);
+          out[2] = static_cast<unsigned>(w[1]);
+          out[3] = static_cast<unsigned>(w[1] >> 32);
+        } else if constexpr (Width == 4) {
+          CUTE_UNROLL
+          for (int q = 0; q < 4; ++q) out[q] = w[q];
+        } else if constexpr (Width == 2) {
+          CUTE_UNROLL
+          for (int q = 0; q < 4; ++q) out[q] = __byte_perm(w[2 * q], w[2 * q + 1], p ? 0x7632 : 0x5410);
+        } else {
+          unsigned const sel = p | (4 + p) << 4;  // byte p of the first word, then of the second
+          CUTE_UNROLL
+          for (int q = 0; q < 4; ++q)
+            out[q] = __byte_perm(__byte_perm(w[4 * q], w[4 * q + 1], sel), __byte_perm(w[4 * q + 2], w[4 * q + 3], sel),
+                                 0x5410);
+        }
+        *reinterpret_cast<uint4*>(col + rs * Width) = make_uint4(out[0], out[1], out[2], out[3]);
+      } else {
+#pragma unroll 1
+        for (int r = cute::max(rs, 0); r < rs + V && r < eb; ++r)
+          st_elem<E>(col + r * Width, ld_elem<E>(smem + sl(r, c) * Width));
+      }
+      if (grp == 0 && g > 0) {
+#pragma unroll 1
+        for (int r = TB - g; r < eb; ++r) st_elem<E>(col + r * Width, ld_elem<E>(smem + sl(r, c) * Width));
+      }
+    }
+  }
+
+  // One tile of kind transpose or rows: load (TB x TA) through the TiledCopy (or realigned), then
+  // store.
   static CUTE_DEVICE void square(Args const& g, std::uint8_t* smem, std::uint8_t const* s, std::uint8_t* d,
                                  std::int64_t ea, std::int64_t eb) {
     int const tid = threadIdx.x;
@@ -240,35 +438,29 @@ struct Kernel {
     Tensor tsT = thr.partition_D(sT);  // (V, 8, 1) swizzled smem
     Tensor frag = make_tensor<E>(shape(tc));  // (V, 8, 1) registers
     bool const full = ea == TA && eb == TB;
-    if (g.kind == kRows && full && g.vec_load && g.vec_store) {
-      // Rows on both sides, whole tile, 16-byte accesses on both: registers are the stage, as in
-      // the 2D engine (no shared memory, no barrier).
-      Tensor gS = make_tensor(make_gmem_ptr(reinterpret_cast<E const*>(s)),
-                              make_layout(Shape<Int<TB>, Int<TA>>{}, make_stride(sb, _1{})));
-      Tensor gD = make_tensor(make_gmem_ptr(reinterpret_cast<E*>(d)),
-                              make_layout(Shape<Int<TB>, Int<TA>>{}, make_stride(db, _1{})));
-      copy(tiled_copy, thr.partition_S(gS), frag);
-      copy(tiled_copy, frag, thr.partition_D(gD));
-      return;
-    }
-    if (full && g.vec_load) {
+    bool const vec_load = g.load == kVector, vec_store = g.store == kVector;
+    if (full && vec_load) {
       Tensor gS = make_tensor(make_gmem_ptr(reinterpret_cast<E const*>(s)),
                               make_layout(Shape<Int<TB>, Int<TA>>{}, make_stride(sb, _1{})));
       copy(tiled_copy, thr.partition_S(gS), frag);
       copy(tiled_copy, frag, tsT);  // 16-byte st.shared at the swizzled offsets
+    } else if (g.load == kRealigned) {
+      realigned_load(smem, s, sb, ea, eb, g.src, g.src_end);
     } else {
-      edge_load(smem, s, sa, sb, g.vec_load, ea, eb);
+      edge_load(smem, s, sa, sb, vec_load, ea, eb);
     }
     __syncthreads();
 
     if (g.kind == kRows) {  // the tile's rows are destination rows too: read back 16-byte vectors
-      if (full && g.vec_store) {
+      if (full && vec_store) {
         copy(tiled_copy, tsT, frag);
         Tensor gD = make_tensor(make_gmem_ptr(reinterpret_cast<E*>(d)),
                                 make_layout(Shape<Int<TB>, Int<TA>>{}, make_stride(db, _1{})));
         copy(tiled_copy, frag, thr.partition_D(gD));
+      } else if (g.store == kRealigned) {
+        realigned_store_rows(smem, d, db, ea, eb);
       } else {
-        edge_store_rows(smem, d, da, db, g.vec_store, ea, eb);
+        edge_store_rows(smem, d, da, db, vec_store, ea, eb);
       }
     } else {
       // Transposed read. Unit u = (word column wc, row group grp): lanes 0..7 take 8 row groups,
@@ -278,6 +470,11 @@ struct Kernel {
       constexpr int kUnits = NG * NW / kThreads;
       static_assert(NG % 8 == 0 && NW % 4 == 0 && kUnits * kThreads == NG * NW, "tile does not fit the warp shape");
       using Word = typename T::Word;
+      bool const realigned = g.store == kRealigned;
+      // Realigned, with one misalignment for all P columns of a word (always for Width >= 4; for
+      // narrower elements when the column stride is whole vectors): the unit reads its V rows
+      // shifted by that many rows and keeps the word transpose below. Otherwise it gathers.
+      bool const uniform = realigned && (P == 1 || (da * Width) % 16 == 0);
       // Two units at a time: shared-memory reads need no deep pipeline, and the 16-byte stores
       // are fire-and-forget; full unrolling only costs registers (and occupancy).
 #pragma unroll 2
@@ -286,15 +483,24 @@ struct Kernel {
         int const rest = u / 32;
         int const grp = (rest % (NG / 8)) * 8 + u % 8;
         int const wc = (rest / (NG / 8)) * 4 + (u / 8) % 4;
-        std::int64_t const r0 = std::int64_t(grp) * V;
-        if (!(g.vec_store && r0 + V <= eb)) {
-          edge_store_columns(smem, d, da, db, ea, eb, grp, wc);
+        int r0 = grp * V;
+        if (realigned) {
+          if (!uniform) {
+            realigned_store_unit(smem, d, da, ea, eb, grp, wc);
+            continue;
+          }
+          int const shift = grid_offset(d + std::int64_t(wc) * P * da * Width) / Width;
+          r0 -= shift;
+          if (grp == 0 && shift > 0) edge_store_columns(smem, d, da, db, ea, eb, TB - shift, wc);  // the cut last vector
+        }
+        if (!((vec_store || uniform) && r0 >= 0 && r0 + V <= eb)) {
+          edge_store_columns(smem, d, da, db, ea, eb, r0, wc);
           continue;
         }
         Word w[V];
         CUTE_UNROLL
         for (int j = 0; j < V; ++j)
-          w[j] = *reinterpret_cast<Word const*>(smem + sl(grp * V + j, wc * P) * Width);
+          w[j] = *reinterpret_cast<Word const*>(smem + sl(r0 + j, wc * P) * Width);
         // out[p]: the V elements (rows grp*V .. +V) of column a = wc * P + p, as four 32-bit words.
         unsigned out[P][4];
         if constexpr (Width == 8) {
@@ -326,6 +532,7 @@ struct Kernel {
           std::int64_t const c = std::int64_t(wc) * P + p;
           if (c < ea)
             *reinterpret_cast<uint4*>(d + (c * da + r0) * Width) = make_uint4(out[p][0], out[p][1], out[p][2], out[p][3]);
+          // (c * da + r0) * Width is 16-byte aligned: r0 is shifted by the column's misalignment
         }
       }
     }
@@ -334,52 +541,70 @@ struct Kernel {
 
   // One tile of kind narrow: R = extent(b) rows of ta elements (run-time), unswizzled; the
   // destination image of the tile is one run of ea * R elements (stride of a == R, of b == 1).
+  // Realigned loads keep each row as the 16-byte grid holds it: shared row r is the aligned vectors
+  // over source row r (pitch ta * Width + 16), element c at byte m_r + c * Width, so no shift is
+  // needed; realigned stores start the run's vectors at its first 16-byte boundary.
   static CUTE_DEVICE void narrow(Args const& g, std::uint8_t* smem, std::uint8_t const* s, std::uint8_t* d,
                                  std::int64_t ea) {
     int const tid = threadIdx.x;
     int const R = static_cast<int>(g.tb);
     int const ta = static_cast<int>(g.ta);
     std::int64_t const sa = g.sa, sb = g.sb;
-    int const vecs_per_row = ta / V;
+    bool const realigned = g.load == kRealigned, vec_load = g.load == kVector;
+    int const pitch = ta * Width + (realigned ? 16 : 0);
+    int const vecs_per_row = ta / V + (realigned ? 1 : 0);
     int const total = R * vecs_per_row;
+    int const m0 = grid_offset(s), mstep = static_cast<int>((sb * Width) & 15);
     constexpr int kBatch = 4;  // loads in flight per thread before any st.shared (x 4 resident blocks)
     for (int base = 0; base < total; base += kThreads * kBatch) {
       uint4 v[kBatch];
       CUTE_UNROLL
       for (int k = 0; k < kBatch; ++k) {
         int const i = base + k * kThreads + tid;
-        int const r = i / vecs_per_row, c = (i % vecs_per_row) * V;
-        if (i < total && g.vec_load && c + V <= ea) v[k] = *reinterpret_cast<uint4 const*>(s + (r * sb + c) * Width);
+        int const r = i / vecs_per_row, q = i % vecs_per_row, c = q * V;
+        if (i >= total) continue;
+        if (realigned) {
+          std::uint8_t const* row = s + r * sb * Width;
+          v[k] = make_uint4(0, 0, 0, 0);
+          window_load<Width>(v[k], row - ((m0 + r * mstep) & 15) + 16 * q, row, row + ea * Width, g.src, g.src_end);
+        } else if (vec_load && c + V <= ea) {
+          v[k] = *reinterpret_cast<uint4 const*>(s + (r * sb + c) * Width);
+        }
       }
       CUTE_UNROLL
       for (int k = 0; k < kBatch; ++k) {
         int const i = base + k * kThreads + tid;
-        int const r = i / vecs_per_row, c = (i % vecs_per_row) * V;
-        std::uint8_t* to = smem + (std::int64_t(r) * ta + c) * Width;
-        if (i >= total || c >= ea) continue;
-        if (g.vec_load && c + V <= ea)
+        int const r = i / vecs_per_row, q = i % vecs_per_row, c = q * V;
+        std::uint8_t* to = smem + r * pitch + q * 16;
+        if (i >= total) continue;
+        if (realigned || (vec_load && c + V <= ea))
           *reinterpret_cast<uint4*>(to) = v[k];
-        else
+        else if (c < ea)
           copy_elems(s + (r * sb + c * sa) * Width, sa, to, 1, static_cast<int>(cute::min<std::int64_t>(V, ea - c)));
       }
     }
     __syncthreads();
-    E const* st = reinterpret_cast<E const*>(smem);
+    auto at = [&](int r, int a) {
+      return ld_elem<E>(smem + r * pitch + (realigned ? (m0 + r * mstep) & 15 : 0) + a * Width);
+    };
     int const n = static_cast<int>(ea) * R;  // elements of the destination run (one tile: < 2^15)
-    for (int f0 = tid * V; f0 < n; f0 += kThreads * V) {
+    bool const vec_store = g.store != kElement;
+    int const head = g.store == kRealigned ? (16 - grid_offset(d)) % 16 / Width : 0;  // before the first boundary
+    if (tid < head && tid < n) st_elem<E>(d + tid * Width, at(tid % R, tid / R));
+    for (int f0 = head + tid * V; f0 < n; f0 += kThreads * V) {
       int a = f0 / R, r = f0 % R;
-      if (g.vec_store && f0 + V <= n) {
+      if (vec_store && f0 + V <= n) {
         uint4 v = make_uint4(0, 0, 0, 0);
         CUTE_UNROLL
         for (int k = 0; k < V; ++k) {
-          set_elem<E>(v, k, st[std::int64_t(r) * ta + a]);
+          set_elem<E>(v, k, at(r, a));
           if (++r == R) { r = 0; ++a; }
         }
         *reinterpret_cast<uint4*>(d + std::int64_t(f0) * Width) = v;
       } else {
 #pragma unroll 1
         for (int k = 0; k < V && f0 + k < n; ++k) {
-          st_elem<E>(d + std::int64_t(f0 + k) * Width, st[std::int64_t(r) * ta + a]);
+          st_elem<E>(d + std::int64_t(f0 + k) * Width, at(r, a));
           if (++r == R) { r = 0; ++a; }
         }
       }
@@ -394,44 +619,56 @@ struct NarrowLoad {
   static constexpr int V = 16 / Width;
   // One tile of kind narrow_load: the source image is one run of eb * R elements (R = extent(a),
   // stride of a == 1, of b == R), staged flat; stored as R destination rows of eb elements along b.
+  // Realigned, the run is staged as the 16-byte grid holds it (element f at byte m + f * Width) and
+  // each destination row's vectors start at its first 16-byte boundary.
   static CUTE_DEVICE void tile(Args const& g, std::uint8_t* smem, std::uint8_t const* s, std::uint8_t* d,
                                std::int64_t eb) {
     int const tid = threadIdx.x;
     int const R = static_cast<int>(g.ta);
     int const n = static_cast<int>(eb) * R;  // elements of the source run (one tile: < 2^15)
-    int const nv = (n + V - 1) / V;
+    bool const realigned = g.load == kRealigned, vec_load = g.load == kVector;
+    int const m = realigned ? grid_offset(s) : 0;
+    std::uint8_t const* const a0 = s - m;
+    int const nv = (m + n * Width + 15) / 16;
     constexpr int kBatch = 4;  // loads in flight per thread before any st.shared (x 4 resident blocks)
     for (int base = 0; base < nv; base += kThreads * kBatch) {
       uint4 v[kBatch];
       CUTE_UNROLL
       for (int k = 0; k < kBatch; ++k) {
         int const i = base + k * kThreads + tid;
-        if (i < nv && g.vec_load && (i + 1) * V <= n) v[k] = *reinterpret_cast<uint4 const*>(s + std::int64_t(i) * 16);
+        if (i >= nv) continue;
+        if (realigned) {
+          v[k] = make_uint4(0, 0, 0, 0);
+          window_load<Width>(v[k], a0 + std::int64_t(i) * 16, s, s + n * Width, g.src, g.src_end);
+        } else if (vec_load && (i + 1) * V <= n)
+          v[k] = *reinterpret_cast<uint4 const*>(s + std::int64_t(i) * 16);
       }
       CUTE_UNROLL
       for (int k = 0; k < kBatch; ++k) {
         int const i = base + k * kThreads + tid;
         if (i >= nv) continue;
-        if (g.vec_load && (i + 1) * V <= n)
+        if (realigned || (vec_load && (i + 1) * V <= n))
           *reinterpret_cast<uint4*>(smem + std::int64_t(i) * 16) = v[k];
         else
           Kernel<Width>::copy_elems(s + std::int64_t(i) * 16, 1, smem + std::int64_t(i) * 16, 1, cute::min(int(V), n - i * V));
       }
     }
     __syncthreads();
-    E const* st = reinterpret_cast<E const*>(smem);
-    int const nvb = static_cast<int>((eb + V - 1) / V);  // vectors along b per destination row
+    auto at = [&](int f) { return ld_elem<E>(smem + m + f * Width); };
+    bool const realigned_store = g.store == kRealigned;
+    int const nvb = static_cast<int>((eb + V - 1) / V) + (realigned_store ? 1 : 0);  // vectors per destination row
     for (int i = tid; i < R * nvb; i += kThreads) {
-      int const a = i / nvb, b = (i % nvb) * V;
-      std::uint8_t* to = d + (a * g.da + b * g.db) * Width;  // db == 1 when vec_store
-      if (g.vec_store && b + V <= eb) {
+      int const a = i / nvb;
+      std::uint8_t* row = d + a * g.da * Width;  // db == 1 unless stores go element by element
+      int const b = (i % nvb) * V - (realigned_store ? grid_offset(row) / Width : 0);
+      if (g.store != kElement && b >= 0 && b + V <= eb) {
         uint4 v = make_uint4(0, 0, 0, 0);
         CUTE_UNROLL
-        for (int j = 0; j < V; ++j) set_elem<E>(v, j, st[(b + j) * R + a]);
-        *reinterpret_cast<uint4*>(to) = v;
+        for (int j = 0; j < V; ++j) set_elem<E>(v, j, at((b + j) * R + a));
+        *reinterpret_cast<uint4*>(row + b * Width) = v;
       } else {
 #pragma unroll 1
-        for (int j = 0; j < V && b + j < eb; ++j) st_elem<E>(to + j * g.db * Width, st[(b + j) * R + a]);
+        for (int j = cute::max(0, -b); j < V && b + j < eb; ++j) st_elem<E>(row + (b + j) * g.db * Width, at((b + j) * R + a));
       }
     }
     __syncthreads();
@@ -663,6 +900,123 @@ __global__ void __launch_bounds__(kThreads, Wide ? 2 : 3) narrow_regs_kernel(__g
   }
 }
 
+// Kind rows_registers: a tile is tb rows (along b) of ta elements (along a, unit stride and
+// 16-byte vectors on both sides), nvr = ta / V vectors per row, flattened over the block: thread t
+// moves vectors t, t + 256, ... (row, vector) = divmod(i, nvr), four loads in flight before their
+// stores. Registers are the stage: no shared memory, no barrier, and no idle lane whatever the row
+// length (a head dim of 80 or 96 elements fills every thread as 64 or 128 does). Vectors the tile
+// edge cuts go element by element.
+template <int Width>
+__global__ void __launch_bounds__(kThreads, 4) rows_kernel(__grid_constant__ Args const g) {
+  using E = uint_byte_t<Width>;
+  constexpr int V = 16 / Width, kBatch = 4;
+  int const nvr = static_cast<int>(g.ta / V);
+  int const total = static_cast<int>(g.tb) * nvr;
+  for (std::int64_t t = blockIdx.x; t < g.tiles; t += gridDim.x) {
+    TileAt const at = tile_at<Width>(g, t);
+    int const ea = static_cast<int>(cute::min(g.ta, g.shape[g.a] - at.a0));
+    int const eb = static_cast<int>(cute::min(g.tb, g.shape[g.b] - at.b0));
+    for (int i0 = threadIdx.x; i0 < total; i0 += kThreads * kBatch) {
+      uint4 v[kBatch];
+      int r[kBatch], c[kBatch];
+      CUTE_UNROLL
+      for (int k = 0; k < kBatch; ++k) {
+        int const i = i0 + k * kThreads, iq = i < total ? i : 0;
+        int q;
+        g.div_row(r[k], q, iq);
+        c[k] = q * V;
+        if (i < total && r[k] < eb && c[k] + V <= ea)
+          v[k] = *reinterpret_cast<uint4 const*>(at.s + (r[k] * g.sb + c[k]) * Width);
+      }
+      CUTE_UNROLL
+      for (int k = 0; k < kBatch; ++k) {
+        int const i = i0 + k * kThreads;
+        if (i >= total || r[k] >= eb || c[k] >= ea) continue;
+        std::uint8_t* to = at.d + (r[k] * g.db + c[k]) * Width;
+        if (c[k] + V <= ea)
+          *reinterpret_cast<uint4*>(to) = v[k];
+        else
+          Kernel<Width>::copy_elems(at.s + (r[k] * g.sb + c[k]) * Width, 1, to, 1, ea - c[k]);
+      }
+    }
+  }
+}
+
+// Kind items: mode 0 counts items of isz = tb elements; every other mode lies inside an item,
+// compact on both sides, and items follow each other (stride isz) on both: a tile of ta items is
+// one run of ta * isz elements on each side. The block first builds the item's permutation in
+// shared memory, perm[j] = the source offset (inside an item) of the destination's element j,
+// from the modes' coordinates; then per tile it loads the source run realigned (the aligned vectors
+// that cover it, staged as the 16-byte grid holds them) and stores the destination run as aligned
+// 16-byte vectors gathered through perm, its first and last partial vectors element by element.
+// Many small items per tile instead of one tile per item.
+template <int Width>
+__global__ void __launch_bounds__(kThreads, 4) items_kernel(__grid_constant__ Args const g) {
+  using E = uint_byte_t<Width>;
+  constexpr int V = 16 / Width, kBatch = 4;
+  extern __shared__ uint4 dyn[];
+  std::uint8_t* const data = reinterpret_cast<std::uint8_t*>(dyn);
+  int const isz = static_cast<int>(g.tb), per_tile = static_cast<int>(g.ta);
+  int const data_bytes = (per_tile * isz * Width + 16 + 15) / 16 * 16;
+  auto* const perm = reinterpret_cast<std::uint16_t*>(data + data_bytes);
+  for (int j = threadIdx.x; j < isz; j += kThreads) {
+    std::int64_t so = 0;
+    for (int m = 1; m < g.rank; ++m) so += (j / g.ds[m]) % g.shape[m] * g.ss[m];
+    perm[j] = static_cast<std::uint16_t>(so);
+  }
+  __syncthreads();
+  std::int64_t const items = g.shape[0];
+  for (std::int64_t t = blockIdx.x; t < g.tiles; t += gridDim.x) {
+    std::int64_t const n0 = t * per_tile;
+    int const n = static_cast<int>(cute::min<std::int64_t>(per_tile, items - n0)) * isz;  // elements
+    std::uint8_t const* const s = g.src + n0 * isz * Width;
+    std::uint8_t* const d = g.dst + n0 * isz * Width;
+    int const m = grid_offset(s);
+    int const nv = (m + n * Width + 15) / 16;
+    for (int base = 0; base < nv; base += kThreads * kBatch) {
+      uint4 v[kBatch];
+      CUTE_UNROLL
+      for (int k = 0; k < kBatch; ++k) {
+        int const i = base + k * kThreads + threadIdx.x;
+        v[k] = make_uint4(0, 0, 0, 0);
+        if (i < nv) window_load<Width>(v[k], s - m + std::int64_t(i) * 16, s, s + n * Width, g.src, g.src_end);
+      }
+      CUTE_UNROLL
+      for (int k = 0; k < kBatch; ++k) {
+        int const i = base + k * kThreads + threadIdx.x;
+        if (i < nv) dyn[i] = v[k];
+      }
+    }
+    __syncthreads();
+    auto at = [&](int item, int j) { return ld_elem<E>(data + m + (item * isz + perm[j]) * Width); };
+    int const head = cute::min(n, (16 - grid_offset(d)) % 16 / Width);  // elements before the first boundary
+    int const body = head + (n - head) / V * V;
+    for (int f0 = head + threadIdx.x * V; f0 < body; f0 += kThreads * V) {
+      int item, j;
+      g.div_row(item, j, f0);
+      uint4 v = make_uint4(0, 0, 0, 0);
+      CUTE_UNROLL
+      for (int k = 0; k < V; ++k) {
+        set_elem<E>(v, k, at(item, j));
+        if (++j == isz) { j = 0; ++item; }
+      }
+      *reinterpret_cast<uint4*>(d + std::int64_t(f0) * Width) = v;
+    }
+    for (int f = threadIdx.x; f < head + (n - body); f += kThreads) {
+      int const e = f < head ? f : body + (f - head);
+      st_elem<E>(d + std::int64_t(e) * Width, at(e / isz, e % isz));
+    }
+    __syncthreads();
+  }
+}
+
+// Dynamic shared memory of an items tile: the staged source run (with the 16 bytes realignment
+// may add), then the permutation (u16 per element of an item).
+inline std::size_t items_smem_bytes(Args const& g, int width) {
+  std::size_t const data = (std::size_t(g.ta * g.tb * width) + 16 + 15) / 16 * 16;
+  return data + (std::size_t(g.tb) * 2 + 15) / 16 * 16;
+}
+
 template <int Width, int AtomBytes, bool ZeroFill>
 struct TransposeLaunch {
   static void run(Args const& g, cudaStream_t stream) {
@@ -679,6 +1033,12 @@ struct TransposeLaunch {
     } else if (g.kind == kNarrow || g.kind == kNarrowLoad) {
       narrow_kernel<Width><<<blocks, kThreads, 0, stream>>>(g);
       check_launch("narrow_kernel");
+    } else if (g.kind == kRowsRegs) {
+      rows_kernel<Width><<<blocks, kThreads, 0, stream>>>(g);
+      check_launch("rows_kernel");
+    } else if (g.kind == kItems) {
+      items_kernel<Width><<<blocks, kThreads, items_smem_bytes(g, Width), stream>>>(g);
+      check_launch("items_kernel");
     } else {
       transpose_kernel<Width><<<blocks, kThreads, 0, stream>>>(g);
       check_launch("transpose_kernel");
@@ -705,8 +1065,9 @@ void launch_transpose(AtomId atom, int width, TensorDesc const& t) {
   g.kind = static_cast<int>(t.kind);
   g.a = static_cast<int>(t.mode_a);
   g.b = static_cast<int>(t.mode_b);
-  g.vec_load = t.vec_load != 0;
-  g.vec_store = t.vec_store != 0;
+  g.load = static_cast<int>(t.load);
+  g.store = static_cast<int>(t.store);
+  g.src_end = g.src + t.src_span;
   for (int m = 0; m < 6; ++m) {
     g.shape[m] = t.shape[m];
     g.ss[m] = t.src_stride[m];
@@ -732,6 +1093,8 @@ void launch_transpose(AtomId atom, int width, TensorDesc const& t) {
     for (int m = 0; m < g.rank; ++m)
       if (m != g.a && m != g.b) g.div_mode[m] = cutlass::FastDivmod(static_cast<int>(g.shape[m]));
   }
+  if (g.kind == kRowsRegs) g.div_row = cutlass::FastDivmod(static_cast<int>(g.ta / (16 / width)));
+  if (g.kind == kItems) g.div_row = cutlass::FastDivmod(static_cast<int>(g.tb));
   dispatch<TransposeLaunch>(atom, width, g, reinterpret_cast<cudaStream_t>(t.stream));
 }
 

@@ -11,7 +11,9 @@ use super::{
 use crate::atom::Family;
 use crate::batch::BatchPlan;
 use crate::realign;
-use crate::transpose::{TileKind, TileStage, NARROW_MAX_BYTES, NARROW_REGISTER_ROWS};
+use crate::transpose::{
+    Access, TileKind, TileStage, ITEM_MAX_BYTES, NARROW_MAX_BYTES, NARROW_REGISTER_ROWS,
+};
 use crate::Atom;
 
 impl Plan {
@@ -390,8 +392,17 @@ impl TensorPlan {
                         "the store mode {} has {} elements ({} bytes < {NARROW_MAX_BYTES}) and the destination holds (mode {}, mode {}) as one run: narrow tiles of {} x {} elements stored as one contiguous run",
                         t.mode_b, cd.shape()[t.mode_b], cd.shape()[t.mode_b] * e, t.mode_a, t.mode_b, t.tile.1, t.tile.0
                     )),
+                    TileKind::Items => v.push(format!(
+                        "mode 0 counts {} items of {} elements ({} bytes <= {ITEM_MAX_BYTES}), compact and back to back on both sides: {} items per tile, one {}-byte run on each side, loaded as a run, permuted in shared memory through a table of the item's {} source offsets (built once per block from the modes' coordinates) and stored as a run; {} tiles",
+                        cs.shape()[0], t.tile.1, t.tile.1 * e, t.tile.0, t.tile.0 * t.tile.1 * e, t.tile.1, t.tiles.2
+                    )),
                 }
-                if t.stage == TileStage::Registers {
+                if t.kind == TileKind::Rows && t.stage == TileStage::Registers {
+                    v.push(format!(
+                        "both sides allow 16-byte vectors: registers are the stage; a tile of {} rows x {} elements ({} vectors a row) is one flat list of vectors, thread t moving every {}th (row, vector) = divmod(i, {}) by cutlass::FastDivmod: no idle lane whatever the row length",
+                        t.tile.1, t.tile.0, t.tile.0 * e / 16, t.config.threads, t.tile.0 * e / 16
+                    ));
+                } else if t.stage == TileStage::Registers {
                     let r = t.narrow_rows().unwrap_or(0);
                     v.push(format!(
                         "the short mode has {r} elements (2..={NARROW_REGISTER_ROWS}) and both sides allow 16-byte accesses: registers are the stage, each thread moving {r} x {} elements as two CuTe fragments ({r},{}):({},1) and ({r},{}):(1,{r}) over the same coordinates ({r} 16-byte loads, {r} 16-byte stores, no block barrier)",
@@ -417,20 +428,15 @@ impl TensorPlan {
                         t.tile.0 * t.tile.1 * e
                     ));
                 }
-                if t.kind == TileKind::Rows {
-                    v.push("whole tiles with 16-byte accesses on both sides use registers as the stage (a TiledCopy load then store, no shared memory); edge tiles go through the swizzled shared-memory tile".into());
-                } else if let Some((b, m, s)) = t.swizzle {
+                if let Some((b, m, s)) = t.swizzle {
                     v.push(format!(
                         "shared memory: composition(Swizzle<{b},{m},{s}>, ({},{}):({},1)): 16-byte chunks XOR-ed with the row group, so the transposed 32-bit reads of a warp (8 row groups x 4 word columns) hit 32 different banks",
                         t.tile.1, t.tile.0, t.tile.0
                     ));
                 }
-                v.push(match (t.vec_load, t.vec_store) {
-                    (true, true) => "16-byte loads and stores: unit strides along the access, other strides and both offsets multiples of 16 bytes".into(),
-                    (true, false) => "16-byte loads; stores element by element (the destination's strides or offset are not 16-byte multiples, or it has no unit-stride mode)".into(),
-                    (false, true) => "16-byte stores; loads element by element (the source's strides or offset are not 16-byte multiples, or it has no unit-stride mode)".into(),
-                    (false, false) => "element-by-element loads and stores: neither side allows 16-byte accesses".into(),
-                });
+                for (side, access) in [("loads", t.load), ("stores", t.store)] {
+                    v.push(access_reason(side, access, t.kind));
+                }
                 v.push(if t.tiles.2 <= crate::plan::DIVMOD_MAX_DIVIDEND {
                     format!(
                         "{} tiles: a block turns its tile index into (mode {}, mode {}, the other modes) with cutlass::FastDivmod built on the host, a multiply-high per mode instead of a 64-bit division",
@@ -497,5 +503,23 @@ impl fmt::Display for BatchPlan {
             writeln!(f, "  - indices read on the device: negative = skip; past the end = skip and count in the IndexStatus (IndexStatus::check reports it)")?;
         }
         write!(f, "  - bytes read + written: {}", self.bytes)
+    }
+}
+
+/// Why one side of a transpose-family tile moves what it moves.
+fn access_reason(side: &str, access: Access, kind: TileKind) -> String {
+    match access {
+        Access::Vector => format!("{side}: 16-byte vectors (unit stride along the access, the offset and the other strides multiples of 16 bytes)"),
+        Access::Realigned => format!(
+            "{side}: realigned 16-byte vectors (the offset or a stride is not a multiple of 16 bytes): {}; only a row's first and last partial vectors go element by element",
+            match (side, kind) {
+                ("loads", TileKind::Transpose | TileKind::Rows) => "each row's aligned vectors are loaded whole, passed to the neighbouring lane (shfl) and funnel-shifted into the swizzled tile",
+                ("loads", _) => "each row or run is staged as the 16-byte grid holds it, its elements read back at their byte offset",
+                (_, TileKind::Transpose) => "each destination column's aligned vectors are gathered from the tile at its own row offset",
+                (_, TileKind::Rows) => "each destination row's aligned vectors are funnel-shifted from two neighbouring tile chunks",
+                _ => "the destination's aligned vectors are gathered from the stage, starting at its first 16-byte boundary",
+            }
+        ),
+        Access::Element => format!("{side}: element by element (no unit stride along the mode the tile accesses on this side)"),
     }
 }

@@ -17,7 +17,7 @@ use std::fmt;
 use super::{Operand, Plan};
 use crate::error::{Error, Result};
 use crate::layout::{coalesce_layouts, Layout};
-use crate::transpose::{transpose_tile, TileStage, TransposeTile};
+use crate::transpose::{transpose_tile, TileKind, TileStage, TransposeTile};
 use crate::{Atom, DType, DeviceInfo};
 
 /// Which family runs a tensor copy, and its launch.
@@ -201,10 +201,22 @@ impl fmt::Display for TensorPlan {
             TensorRoute::Transpose(t) => {
                 writeln!(
                     f,
-                    "  route: transpose family, Transpose128, {:?} tile in {:?}: {} x {} (rows along mode {} x elements along mode {}), {} tiles, {} threads",
-                    t.kind, t.stage, t.tile.1, t.tile.0, t.mode_b, t.mode_a, t.tiles.2, t.config.threads
+                    "  route: transpose family, Transpose128, {:?} tile in {:?}: {} x {} (rows along mode {} x elements along mode {}), {} tiles, {} threads, loads {:?}, stores {:?}",
+                    t.kind, t.stage, t.tile.1, t.tile.0, t.mode_b, t.mode_a, t.tiles.2, t.config.threads, t.load, t.store
                 )?;
-                if t.stage == TileStage::Registers {
+                if t.kind == TileKind::Items {
+                    writeln!(
+                        f,
+                        "  items: {} per tile, {} elements each, a permutation table in shared memory",
+                        t.tile.0, t.tile.1
+                    )?;
+                } else if t.kind == TileKind::Rows && t.stage == TileStage::Registers {
+                    writeln!(
+                        f,
+                        "  per thread: every {}th 16-byte vector of the tile's rows, registers as the stage",
+                        t.config.threads
+                    )?;
+                } else if t.stage == TileStage::Registers {
                     let r = t.narrow_rows().unwrap_or(0);
                     let v = 16 / self.dtype.size_bytes();
                     writeln!(

@@ -1,5 +1,6 @@
 //! Shared by the GPU tests: find the GPU (or skip visibly), and run one copy against the host
-//! reference with a poisoned destination and random canaries around it.
+//! reference with a poisoned destination and random canaries around it ([`tensor`]: the same for
+//! tensor copies).
 #![allow(dead_code)]
 
 use std::io::Write;
@@ -9,6 +10,8 @@ use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::reference::{compare, expected_destination, poisoned_destination, random_elements};
 use cute_copy::{Atom, DType, DeviceMatrix, Element, Operation, Plan};
 use rand::Rng;
+
+pub mod tensor;
 
 /// The GPU's stream, or None after a visible skip line. With `CUTE_COPY_REQUIRE_GPU=1` (set by
 /// `.gpu/run` on the GPU host) a missing GPU fails the test instead.
