@@ -1,6 +1,8 @@
 //! Layout changes on the GPU with `copy_tensor`: attention heads [B,H,S,D] -> [B,S,H,D] (what
 //! `x.permute(0, 2, 1, 3).contiguous()` does), images NCHW -> NHWC, and a square f32 transpose;
-//! each checked against the same permutation done on the CPU, then timed.
+//! then shapes real programs have: an odd-sized transpose (realigned 16-byte vectors on both
+//! sides), a head dim of 80 (a rows tile in registers) and a batch of tiny 5 x 3 matrices (the items
+//! tile); each checked against the same permutation done on the CPU, then timed.
 //!
 //!   cargo run --release --example permute_layouts
 //!
@@ -39,6 +41,19 @@ fn main() -> ExitCode {
             &[0, 2, 3, 1],
         )?;
         permute::<f32>(&stream, "transpose", &[8192, 8192], &[1, 0])?;
+        permute::<half::f16>(&stream, "odd transpose", &[9001, 5003], &[1, 0])?;
+        permute::<half::bf16>(
+            &stream,
+            "heads of 80 [B,H,S,D] -> [B,S,H,D]",
+            &[8, 16, 1025, 80],
+            &[0, 2, 1, 3],
+        )?;
+        permute::<f32>(
+            &stream,
+            "tiny matrices [N,3,5] -> [N,5,3]",
+            &[131072, 3, 5],
+            &[0, 2, 1],
+        )?;
         Ok(())
     };
     match run() {

@@ -424,6 +424,9 @@ struct Kernel {
 
   // One tile of kind transpose or rows: load (TB x TA) through the TiledCopy (or realigned), then
   // store.
+  // Realign: the instantiation for plans with a realigned side; the other one has no realigned
+  // branch at all, so that aligned tiles keep the code (and registers) they had without it.
+  template <bool Realign>
   static CUTE_DEVICE void square(Args const& g, std::uint8_t* smem, std::uint8_t const* s, std::uint8_t* d,
                                  std::int64_t ea, std::int64_t eb) {
     int const tid = threadIdx.x;
@@ -444,7 +447,7 @@ struct Kernel {
                               make_layout(Shape<Int<TB>, Int<TA>>{}, make_stride(sb, _1{})));
       copy(tiled_copy, thr.partition_S(gS), frag);
       copy(tiled_copy, frag, tsT);  // 16-byte st.shared at the swizzled offsets
-    } else if (g.load == kRealigned) {
+    } else if (Realign && g.load == kRealigned) {
       realigned_load(smem, s, sb, ea, eb, g.src, g.src_end);
     } else {
       edge_load(smem, s, sa, sb, vec_load, ea, eb);
@@ -457,7 +460,7 @@ struct Kernel {
         Tensor gD = make_tensor(make_gmem_ptr(reinterpret_cast<E*>(d)),
                                 make_layout(Shape<Int<TB>, Int<TA>>{}, make_stride(db, _1{})));
         copy(tiled_copy, frag, thr.partition_D(gD));
-      } else if (g.store == kRealigned) {
+      } else if (Realign && g.store == kRealigned) {
         realigned_store_rows(smem, d, db, ea, eb);
       } else {
         edge_store_rows(smem, d, da, db, vec_store, ea, eb);
@@ -470,7 +473,7 @@ struct Kernel {
       constexpr int kUnits = NG * NW / kThreads;
       static_assert(NG % 8 == 0 && NW % 4 == 0 && kUnits * kThreads == NG * NW, "tile does not fit the warp shape");
       using Word = typename T::Word;
-      bool const realigned = g.store == kRealigned;
+      bool const realigned = Realign && g.store == kRealigned;
       // Realigned, with one misalignment for all P columns of a word (always for Width >= 4; for
       // narrower elements when the column stride is whole vectors): the unit reads its V rows
       // shifted by that many rows and keeps the word transpose below. Otherwise it gathers.
@@ -831,14 +834,14 @@ CUTE_DEVICE TileAt tile_at(Args const& g, std::int64_t t) {
 }
 
 // Kinds transpose and rows: the swizzled tile (<= 128 registers, 2 resident blocks per SM).
-template <int Width>
+template <int Width, bool Realign>
 __global__ void __launch_bounds__(kThreads, min_blocks<Width>()) transpose_kernel(__grid_constant__ Args const g) {
   __shared__ alignas(128) std::uint8_t smem[kSmemBytes];
   for (std::int64_t t = blockIdx.x; t < g.tiles; t += gridDim.x) {
     TileAt const at = tile_at<Width>(g, t);
     std::int64_t const ea = cute::min(g.ta, g.shape[g.a] - at.a0);
     std::int64_t const eb = g.a == g.b ? 1 : cute::min(g.tb, g.shape[g.b] - at.b0);
-    Kernel<Width>::square(g, smem, at.s, at.d, ea, eb);
+    Kernel<Width>::template square<Realign>(g, smem, at.s, at.d, ea, eb);
   }
 }
 
@@ -1040,7 +1043,10 @@ struct TransposeLaunch {
       items_kernel<Width><<<blocks, kThreads, items_smem_bytes(g, Width), stream>>>(g);
       check_launch("items_kernel");
     } else {
-      transpose_kernel<Width><<<blocks, kThreads, 0, stream>>>(g);
+      if (g.load == kRealigned || g.store == kRealigned)
+        transpose_kernel<Width, true><<<blocks, kThreads, 0, stream>>>(g);
+      else
+        transpose_kernel<Width, false><<<blocks, kThreads, 0, stream>>>(g);
       check_launch("transpose_kernel");
     }
   }
