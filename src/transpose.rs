@@ -200,30 +200,28 @@ fn items_tile(
     offset_bytes: (usize, usize),
     config: KernelConfig,
 ) -> TransposeTile {
-    {
-        // Many items per tile: the run of a tile starts wherever it starts on each side.
-        let per_tile = (ITEM_TILE_BYTES / (isz * w)).max(1);
-        let items = cs.shape()[0];
-        let tiles = items.div_ceil(per_tile);
-        let side = |off: usize| {
-            if off % 16 == 0 && (isz * w) % 16 == 0 {
-                Access::Vector
-            } else {
-                Access::Realigned
-            }
-        };
-        TransposeTile {
-            kind: TileKind::Items,
-            stage: TileStage::SharedMemory,
-            mode_a: 0,
-            mode_b: 0,
-            tile: (per_tile, isz),
-            tiles: (tiles, 1, tiles),
-            load: side(offset_bytes.0),
-            store: side(offset_bytes.1),
-            swizzle: None,
-            config,
+    // Many items per tile: the run of a tile starts wherever it starts on each side.
+    let per_tile = (ITEM_TILE_BYTES / (isz * w)).max(1);
+    let items = cs.shape()[0];
+    let tiles = items.div_ceil(per_tile);
+    let side = |off: usize| {
+        if off % 16 == 0 && (isz * w) % 16 == 0 {
+            Access::Vector
+        } else {
+            Access::Realigned
         }
+    };
+    TransposeTile {
+        kind: TileKind::Items,
+        stage: TileStage::SharedMemory,
+        mode_a: 0,
+        mode_b: 0,
+        tile: (per_tile, isz),
+        tiles: (tiles, 1, tiles),
+        load: side(offset_bytes.0),
+        store: side(offset_bytes.1),
+        swizzle: None,
+        config,
     }
 }
 
@@ -570,9 +568,7 @@ impl TransposeTile {
         }
         if self.kind == TileKind::Narrow {
             let (rows, cols) = (self.tile.1, self.tile.0);
-            let loads = (0..)
-                .map(|k| t + k * self.config.threads)
-                .take_while(|&i| i < rows * cols / v)
+            let loads = flat(rows * cols / v)
                 .map(|i| (i / (cols / v), (i % (cols / v)) * v))
                 .collect();
             let stores = (0..)
@@ -592,9 +588,7 @@ impl TransposeTile {
                 .map(|f| (f / cols, f % cols))
                 .collect();
             let nvb = rows.div_ceil(v);
-            let stores = (0..)
-                .map(|k| t + k * self.config.threads)
-                .take_while(|&i| i < cols * nvb)
+            let stores = flat(cols * nvb)
                 .map(|i| ((i % nvb) * v, i / nvb, v, 1))
                 .collect();
             return Ok(ThreadWork { loads, stores });
