@@ -239,10 +239,11 @@ impl<T: Element> Batch<T> {
             .enumerate()
         {
             if r.ld < r.cols || r.ld == 0 {
-                return Err(Error::Shape(format!(
-                    "{what} region: leading dimension {} is smaller than cols {} (or zero)",
-                    r.ld, r.cols
-                )));
+                return Err(Error::LeadingDimension {
+                    what,
+                    ld: r.ld,
+                    cols: r.cols,
+                });
             }
             let bytes = |n: usize| {
                 n.checked_mul(T::DTYPE.size_bytes())

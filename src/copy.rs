@@ -199,7 +199,7 @@ pub fn launch<T: Element>(
     s.geo.check_extent()?;
     d.geo.check_extent()?;
     if (T::DTYPE, s.operand(T::DTYPE), d.operand(T::DTYPE)) != (plan.dtype, plan.src, plan.dst) {
-        return Err(Error::Shape("the plan was made for other views".into()));
+        return Err(Error::PlanMismatch);
     }
     enqueue_typed(plan, src, dst, stream, Kernel::Menu)
 }

@@ -35,6 +35,85 @@ pub enum Error {
     /// A shape or leading dimension that cannot describe a matrix.
     #[error("bad shape: {0}")]
     Shape(String),
+    /// A row-major matrix whose leading dimension is smaller than its columns (or zero): the
+    /// caller passes `ld >= cols`.
+    #[error("{what} leading dimension {ld} is smaller than cols {cols} (or zero)")]
+    LeadingDimension {
+        /// Which side (source, destination, matrix).
+        what: &'static str,
+        /// The leading dimension given, in elements.
+        ld: usize,
+        /// The columns it must cover.
+        cols: usize,
+    },
+    /// Host data whose length is not the number of elements the device side holds.
+    #[error("host data has {got} elements, {what} needs {expected}")]
+    HostLength {
+        /// What the data was for (a matrix, a layout's span).
+        what: String,
+        /// Elements given.
+        got: usize,
+        /// Elements needed.
+        expected: usize,
+    },
+    /// A kept plan launched on views other than the ones it was made for: plan again.
+    #[error("the plan was made for other views (dtype, shapes, leading dimensions or 16-byte phases differ): plan again for these")]
+    PlanMismatch,
+    /// More blocks (or warp tasks) than one launch can hold: split the copy.
+    #[error("{what}: {count} exceed the {max} a launch can hold")]
+    GridTooLarge {
+        /// What was counted (tiles of the grid, warp tasks).
+        what: String,
+        /// How many the copy needs (saturated at `u64::MAX`).
+        count: u64,
+        /// The most a launch holds.
+        max: u64,
+    },
+    /// A layout of a rank outside 1..=[`crate::MAX_RANK`] (or shape and stride of unequal rank).
+    #[error("rank {rank} is outside 1..={max} (or shape and stride differ in rank)")]
+    Rank {
+        /// The rank given.
+        rank: usize,
+        /// The highest rank the crate has.
+        max: usize,
+    },
+    /// A mode order that is not a permutation of the view's modes.
+    #[error("{order:?} is not a permutation of the {rank} modes 0..{rank}")]
+    NotAPermutation {
+        /// The order given.
+        order: Vec<usize>,
+        /// The rank of the view.
+        rank: usize,
+    },
+    /// A sub-matrix or slice that reaches past the view's extents (or has the wrong rank).
+    #[error("slice at {start:?} of shape {shape:?} does not fit in a view of shape {extent:?}")]
+    DoesNotFit {
+        /// The start coordinate asked for.
+        start: Vec<usize>,
+        /// The shape asked for.
+        shape: Vec<usize>,
+        /// The view's shape.
+        extent: Vec<usize>,
+    },
+    /// A raw device address that is not aligned to one element of its dtype.
+    #[error("address {ptr:#x} is not aligned to one {dtype} element ({} bytes)", dtype.size_bytes())]
+    UnalignedAddress {
+        /// The address given.
+        ptr: u64,
+        /// The element type.
+        dtype: DType,
+    },
+    /// An index list whose length does not match the rows it indexes, or a block table with an
+    /// odd number of entries.
+    #[error("{what}: {got} entries, expected {expected}")]
+    IndexCount {
+        /// What was counted.
+        what: &'static str,
+        /// Entries given.
+        got: usize,
+        /// Entries expected (for a block table: the next even number).
+        expected: usize,
+    },
     /// A size computation overflowed.
     #[error("size overflow: {0}")]
     Overflow(String),
@@ -125,9 +204,6 @@ pub enum Error {
     /// A request outside what the chosen kernel supports (e.g. the tutorial's multiples of 32).
     #[error("unsupported: {0}")]
     Unsupported(String),
-    /// A launch configuration beyond the device's limits (grid size).
-    #[error("launch configuration: {0}")]
-    LaunchConfig(String),
     /// A layout that cannot be written (rank, notation, overflow, permutation), or a TiledCopy spec
     /// that CuTe cannot build or that does not tile the tile.
     #[error("layout: {0}")]

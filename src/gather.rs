@@ -73,10 +73,11 @@ pub fn upload_block_table<I: Index>(
     dst_blocks: usize,
 ) -> Result<CudaSlice<I>> {
     if pairs.len() % 2 != 0 {
-        return Err(Error::Shape(format!(
-            "a block table holds pairs: {} entries",
-            pairs.len()
-        )));
+        return Err(Error::IndexCount {
+            what: "a block table of (source, destination) pairs",
+            got: pairs.len(),
+            expected: pairs.len() + 1,
+        });
     }
     upload_checked(stream, pairs, |k| {
         if k % 2 == 0 {
@@ -247,14 +248,15 @@ fn indexed_rows<T: Element, I: Index>(
 ) -> Result<BatchPlan> {
     check_cols(src, dst)?;
     let (rows, what, kind) = match which {
-        Indexed::Source => (dst.rows(), "destination", "row gather"),
-        Indexed::Destination => (src.rows(), "source", "row scatter"),
+        Indexed::Source => (dst.rows(), "indices for the destination rows", "row gather"),
+        Indexed::Destination => (src.rows(), "indices for the source rows", "row scatter"),
     };
     if indices.len() < rows {
-        return Err(Error::Shape(format!(
-            "{} indices for {rows} {what} rows",
-            indices.len()
-        )));
+        return Err(Error::IndexCount {
+            what,
+            got: indices.len(),
+            expected: rows,
+        });
     }
     let (idx, _ig) = index_addr(indices, stream)?;
     let mut desc = row_desc(src, dst)?;
@@ -290,10 +292,11 @@ pub fn copy_blocks<T: Element, I: Index>(
         return Err(Error::Shape("blocks of 0 rows".into()));
     }
     if pairs.len() % 2 != 0 {
-        return Err(Error::Shape(format!(
-            "a block table holds pairs: {} entries is odd",
-            pairs.len()
-        )));
+        return Err(Error::IndexCount {
+            what: "a block table of (source, destination) pairs",
+            got: pairs.len(),
+            expected: pairs.len() + 1,
+        });
     }
     let (idx, _ig) = index_addr(pairs, stream)?;
     let dst_blocks = (dst.rows() / block_rows) as i64;

@@ -47,17 +47,16 @@ impl Layout {
     /// A layout from its shape and stride (equal lengths, 1 to [`MAX_RANK`] modes).
     pub fn new(shape: &[usize], stride: &[usize]) -> Result<Self> {
         if shape.len() != stride.len() {
-            return Err(Error::Layout(format!(
-                "shape has {} modes, stride {}",
-                shape.len(),
-                stride.len()
-            )));
+            return Err(Error::Rank {
+                rank: shape.len().max(stride.len()),
+                max: MAX_RANK,
+            });
         }
         if shape.is_empty() || shape.len() > MAX_RANK {
-            return Err(Error::Layout(format!(
-                "rank {} is outside 1..={MAX_RANK}",
-                shape.len()
-            )));
+            return Err(Error::Rank {
+                rank: shape.len(),
+                max: MAX_RANK,
+            });
         }
         let mut l = Layout {
             rank: shape.len() as u8,
@@ -135,18 +134,16 @@ impl Layout {
     /// Mode `i` of the result is mode `order[i]` of this layout (torch's `permute`).
     pub fn permute(&self, order: &[usize]) -> Result<Self> {
         let mut seen = [false; MAX_RANK];
+        let refuse = || Error::NotAPermutation {
+            order: order.to_vec(),
+            rank: self.rank(),
+        };
         if order.len() != self.rank() {
-            return Err(Error::Layout(format!(
-                "permutation {order:?} of a rank-{} layout",
-                self.rank()
-            )));
+            return Err(refuse());
         }
         for &o in order {
             if o >= self.rank() || seen[o] {
-                return Err(Error::Layout(format!(
-                    "{order:?} is not a permutation of 0..{}",
-                    self.rank()
-                )));
+                return Err(refuse());
             }
             seen[o] = true;
         }

@@ -278,7 +278,11 @@ fn gather_and_scatter_follow_indices_and_skip_bad_ones() {
     ));
     assert!(matches!(
         cute_copy::upload_block_table(&stream, &[1i32, 2, 3], 10, 4),
-        Err(Error::Shape(_))
+        Err(Error::IndexCount {
+            got: 3,
+            expected: 4,
+            ..
+        })
     ));
 }
 

@@ -31,7 +31,7 @@ fn launch_beyond_the_grid_limit_is_refused_before_launch() {
         offset_bytes: 0,
     };
     let e = Plan::new(DType::U8, max, max, Some(Atom::Universal), None).unwrap_err();
-    assert!(matches!(e, Error::LaunchConfig(_)), "{e}");
+    assert!(matches!(e, Error::GridTooLarge { .. }), "{e}");
 }
 
 #[test]
@@ -48,7 +48,10 @@ fn zero_and_overflowing_sizes_are_rejected_or_empty() {
         None,
         None,
     );
-    assert!(matches!(e, Err(Error::Shape(_))), "{e:?}");
+    assert!(
+        matches!(e, Err(Error::LeadingDimension { ld: 0, cols: 3, .. })),
+        "{e:?}"
+    );
     let p = Plan::new(
         DType::F32,
         Operand::packed(0, 5),
@@ -76,11 +79,15 @@ fn bad_buffers_are_typed_errors_and_write_nothing() {
     // ld < cols, wrong host length, sub-matrix out of range
     assert!(matches!(
         DeviceMatrix::<f32>::zeros(&stream, 4, 8, 7),
-        Err(Error::Shape(_))
+        Err(Error::LeadingDimension { ld: 7, cols: 8, .. })
     ));
     assert!(matches!(
         DeviceMatrix::<f32>::from_host(&stream, 4, 8, 8, &[0.0; 31]),
-        Err(Error::Shape(_))
+        Err(Error::HostLength {
+            got: 31,
+            expected: 32,
+            ..
+        })
     ));
     let src = DeviceMatrix::<f32>::from_host(
         &stream,
@@ -90,7 +97,10 @@ fn bad_buffers_are_typed_errors_and_write_nothing() {
         &(0..32).map(|i| i as f32).collect::<Vec<_>>(),
     )
     .unwrap();
-    assert!(matches!(src.view().sub(2, 0, 3, 8), Err(Error::Shape(_))));
+    assert!(matches!(
+        src.view().sub(2, 0, 3, 8),
+        Err(Error::DoesNotFit { .. })
+    ));
 
     let poison = vec![-1.0f32; 32];
     let mut dst = DeviceMatrix::<f32>::from_host(&stream, 4, 8, 8, &poison).unwrap();
@@ -233,11 +243,11 @@ fn a_kept_plan_launches_on_its_views_and_is_refused_for_others_with_nothing_writ
         let mut dv = dst.view_mut();
         let mut narrow = dv.sub_mut(0, 0, 39, 69).unwrap();
         let e = cute_copy::launch(&plan, &shifted, &mut narrow, &stream).unwrap_err();
-        assert!(matches!(e, Error::Shape(_)), "{e}");
+        assert!(matches!(e, Error::PlanMismatch), "{e}");
     }
     let moved = src.view().sub(0, 1, 40, 69).unwrap();
     let e = cute_copy::launch(&plan, &moved, &mut dst.view_mut(), &stream).unwrap_err();
-    assert!(matches!(e, Error::Shape(_)), "{e}");
+    assert!(matches!(e, Error::PlanMismatch), "{e}");
     assert_eq!(
         dst.to_host(&stream).unwrap(),
         poison,

@@ -92,6 +92,11 @@ fn variant(e: &Error) -> &'static str {
         Error::Misaligned { .. } => "Misaligned",
         Error::DestinationNotInjective(_) => "DestinationNotInjective",
         Error::Layout(_) => "Layout",
+        Error::Rank { .. } => "Rank",
+        Error::NotAPermutation { .. } => "NotAPermutation",
+        Error::DoesNotFit { .. } => "DoesNotFit",
+        Error::LeadingDimension { .. } => "LeadingDimension",
+        Error::GridTooLarge { .. } => "GridTooLarge",
         _ => "other",
     }
 }

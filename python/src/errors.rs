@@ -15,7 +15,7 @@ pub fn to_py(e: Error) -> PyErr {
         | Error::Cuda { .. }
         | Error::NoKernels(_)
         | Error::UnsupportedArch { .. }
-        | Error::LaunchConfig(_) => PyRuntimeError::new_err(msg),
+        | Error::GridTooLarge { .. } => PyRuntimeError::new_err(msg),
         Error::IndexOutOfRange { .. } => PyIndexError::new_err(msg),
         Error::Refused(_)
         | Error::Shape(_)
@@ -33,7 +33,15 @@ pub fn to_py(e: Error) -> PyErr {
         | Error::LayoutMismatch { .. }
         | Error::DestinationNotInjective(_)
         | Error::NotAMatrix { .. }
-        | Error::ThreadOutOfRange { .. } => PyValueError::new_err(msg),
+        | Error::ThreadOutOfRange { .. }
+        | Error::LeadingDimension { .. }
+        | Error::HostLength { .. }
+        | Error::PlanMismatch
+        | Error::Rank { .. }
+        | Error::NotAPermutation { .. }
+        | Error::DoesNotFit { .. }
+        | Error::UnalignedAddress { .. }
+        | Error::IndexCount { .. } => PyValueError::new_err(msg),
         // A variant added to the crate later: not knowing better, a runtime failure.
         _ => PyRuntimeError::new_err(msg),
     }

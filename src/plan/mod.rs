@@ -229,10 +229,11 @@ impl Plan {
     ) -> Result<Plan> {
         for (op, what) in [(&src, "source"), (&dst, "destination")] {
             if op.ld < op.cols || op.ld == 0 {
-                return Err(Error::Shape(format!(
-                    "{what} leading dimension {} is smaller than cols {} (or zero)",
-                    op.ld, op.cols
-                )));
+                return Err(Error::LeadingDimension {
+                    what,
+                    ld: op.ld,
+                    cols: op.cols,
+                });
             }
             if op.rows > i32::MAX as usize || op.cols > i32::MAX as usize {
                 return Err(Error::Overflow(format!(
@@ -318,16 +319,18 @@ impl Plan {
                 .checked_mul(tiles.1)
                 .is_none_or(|t| t > i64::MAX as usize / 2)
             {
-                return Err(Error::LaunchConfig(format!(
-                    "{} x {} warp tasks do not fit in 63 bits",
-                    tiles.0, tiles.1
-                )));
+                return Err(Error::GridTooLarge {
+                    what: format!("{} x {} warp tasks", tiles.0, tiles.1),
+                    count: (tiles.0 as u64).saturating_mul(tiles.1 as u64),
+                    max: i64::MAX as u64 / 2,
+                });
             }
         } else if tiles.0.checked_mul(tiles.1).is_none_or(|b| b > MAX_BLOCKS) {
-            return Err(Error::LaunchConfig(format!(
-                "{} x {} tiles of {tm} x {tn} exceed the {MAX_BLOCKS} blocks of a 1D grid",
-                tiles.0, tiles.1
-            )));
+            return Err(Error::GridTooLarge {
+                what: format!("{} x {} tiles of {tm} x {tn}", tiles.0, tiles.1),
+                count: (tiles.0 as u64).saturating_mul(tiles.1 as u64),
+                max: MAX_BLOCKS as u64,
+            });
         }
         Ok(Plan {
             dtype,

@@ -557,7 +557,7 @@ fn cp_async_needs_sm80_and_bad_shapes_are_errors() {
     };
     assert!(matches!(
         Plan::new(DType::F32, bad, bad, None, None),
-        Err(Error::Shape(_))
+        Err(Error::LeadingDimension { ld: 4, cols: 8, .. })
     ));
     let huge = Operand {
         rows: 1 << 32,

@@ -24,9 +24,11 @@ pub(crate) fn span(rows: usize, cols: usize, ld: usize) -> Result<usize> {
 
 fn check_ld(cols: usize, ld: usize) -> Result<()> {
     if ld < cols || ld == 0 {
-        return Err(Error::Shape(format!(
-            "leading dimension {ld} is smaller than cols {cols} (or zero)"
-        )));
+        return Err(Error::LeadingDimension {
+            what: "matrix",
+            ld,
+            cols,
+        });
     }
     Ok(())
 }
@@ -167,24 +169,18 @@ impl Place {
                 what: "sub-matrix",
             });
         }
-        self.slice(&[row, col], &[rows, cols]).map_err(|_| {
-            let s = self.layout.shape();
-            Error::Shape(format!(
-                "sub-matrix ({row}, {col}) + {rows} x {cols} does not fit in {} x {}",
-                s[0], s[1]
-            ))
-        })
+        self.slice(&[row, col], &[rows, cols])
     }
 
     fn slice(&self, start: &[usize], shape: &[usize]) -> Result<Self> {
         let l = &self.layout;
+        let refuse = || Error::DoesNotFit {
+            start: start.to_vec(),
+            shape: shape.to_vec(),
+            extent: l.shape().to_vec(),
+        };
         if start.len() != l.rank() || shape.len() != l.rank() {
-            return Err(Error::Layout(format!(
-                "slice of rank {} / {} of a rank-{} view",
-                start.len(),
-                shape.len(),
-                l.rank()
-            )));
+            return Err(refuse());
         }
         let mut offset = self.offset;
         for m in 0..l.rank() {
@@ -192,10 +188,7 @@ impl Place {
                 .checked_add(shape[m])
                 .is_some_and(|e| e <= l.shape()[m]);
             if !fits {
-                return Err(Error::Shape(format!(
-                    "slice at {start:?} of shape {shape:?} does not fit in {:?}",
-                    l.shape()
-                )));
+                return Err(refuse());
             }
             if shape[m] > 0 {
                 offset = start[m]
@@ -598,9 +591,7 @@ impl<'a> RawTensor<'a> {
         stream: &'a Arc<CudaStream>,
     ) -> Result<Self> {
         if ptr % dtype.size_bytes() as u64 != 0 {
-            return Err(Error::Shape(format!(
-                "address {ptr:#x} is not aligned to one {dtype} element"
-            )));
+            return Err(Error::UnalignedAddress { ptr, dtype });
         }
         let place = Place::checked(offset, layout, len)?;
         Ok(RawTensor {

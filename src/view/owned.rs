@@ -60,10 +60,11 @@ impl<T: Element> DeviceMatrix<T> {
             .checked_mul(ld)
             .ok_or_else(|| Error::Overflow(format!("{rows} x ld {ld}")))?;
         if host.len() != len {
-            return Err(Error::Shape(format!(
-                "host data has {} elements, {rows} x ld {ld} needs {len}",
-                host.len()
-            )));
+            return Err(Error::HostLength {
+                what: format!("{rows} x ld {ld}"),
+                got: host.len(),
+                expected: len,
+            });
         }
         let layout = Layout::matrix(rows, cols, ld)?;
         let data = if len == 0 {
@@ -91,11 +92,11 @@ impl<T: Element> DeviceMatrix<T> {
     /// Overwrite the whole allocation from `host` (`rows * ld` elements).
     pub fn upload(&mut self, stream: &Arc<CudaStream>, host: &[T]) -> Result<()> {
         if host.len() != self.rows * self.ld {
-            return Err(Error::Shape(format!(
-                "host data has {} elements, the matrix holds {}",
-                host.len(),
-                self.rows * self.ld
-            )));
+            return Err(Error::HostLength {
+                what: "the matrix".into(),
+                got: host.len(),
+                expected: self.rows * self.ld,
+            });
         }
         if !host.is_empty() {
             stream.memcpy_htod(host, &mut self.data)?;
@@ -198,10 +199,11 @@ impl<T: Element> DeviceTensor<T> {
     pub fn from_host(stream: &Arc<CudaStream>, layout: Layout, host: &[T]) -> Result<Self> {
         let len = layout.cosize()?;
         if host.len() != len {
-            return Err(Error::Shape(format!(
-                "host data has {} elements, {layout} spans {len}",
-                host.len()
-            )));
+            return Err(Error::HostLength {
+                what: format!("{layout}"),
+                got: host.len(),
+                expected: len,
+            });
         }
         let data = if len == 0 {
             stream.alloc_zeros::<T>(1)?
