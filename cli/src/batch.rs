@@ -14,6 +14,7 @@ use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::reference::random_elements;
 use cute_copy::timing::{gbps, time_launches};
 use cute_copy::{Batch, BatchPlan, DType, DeviceMatrix, Element, IndexStatus, Region};
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 use crate::flags::parse_dtype;
@@ -43,6 +44,12 @@ pub(crate) struct BlocksArgs {
     /// Blocks gathered.
     #[arg(long, default_value_t = 300)]
     count: usize,
+    /// Blocks in a destination pool that the blocks are scattered into: sources and destinations
+    /// are then each `--count` distinct random blocks (torch's `randperm(pool)[:count]`, what a
+    /// vLLM block swap does); 0 gathers into `--count` packed blocks in order, sources drawn with
+    /// repeats.
+    #[arg(long, default_value_t = 0)]
+    dst_pool: usize,
     /// Every n-th table entry is -1 (skipped); 0 for none.
     #[arg(long, default_value_t = 0)]
     skip_every: usize,
@@ -106,22 +113,34 @@ fn blocks_typed<T: Element>(stream: &Arc<CudaStream>, a: &BlocksArgs) -> CliResu
     let (lds, ldd) = (a.ld_src.unwrap_or(a.cols), a.ld_dst.unwrap_or(a.cols));
     let pool_host: Vec<T> = random_elements(a.pool * a.block_rows * lds, rng.random());
     let pool = DeviceMatrix::from_host(stream, a.pool * a.block_rows, a.cols, lds, &pool_host)?;
-    let out_host: Vec<T> = random_elements(a.count * a.block_rows * ldd, rng.random());
-    let mut out = DeviceMatrix::from_host(stream, a.count * a.block_rows, a.cols, ldd, &out_host)?;
+    let dst_blocks = if a.dst_pool > 0 { a.dst_pool } else { a.count };
+    if a.dst_pool > 0 && (a.count > a.pool || a.count > a.dst_pool) {
+        return Err(format!(
+            "--dst-pool draws {} distinct blocks from pools of {} and {}",
+            a.count, a.pool, a.dst_pool
+        )
+        .into());
+    }
+    let out_host: Vec<T> = random_elements(dst_blocks * a.block_rows * ldd, rng.random());
+    let mut out =
+        DeviceMatrix::from_host(stream, dst_blocks * a.block_rows, a.cols, ldd, &out_host)?;
+    let (srcs, dsts): (Vec<i64>, Vec<i64>) = if a.dst_pool > 0 {
+        let mut s: Vec<i64> = (0..a.pool as i64).collect();
+        let mut d: Vec<i64> = (0..a.dst_pool as i64).collect();
+        s.shuffle(&mut rng);
+        d.shuffle(&mut rng);
+        (s[..a.count].to_vec(), d[..a.count].to_vec())
+    } else {
+        let s = (0..a.count).map(|_| rng.random_range(0..a.pool as i64));
+        (s.collect(), (0..a.count as i64).collect())
+    };
     let table: Vec<i64> = (0..a.count)
         .flat_map(|k| {
             let skip = a.skip_every > 0 && k % a.skip_every == a.skip_every - 1;
-            [
-                if skip {
-                    -1
-                } else {
-                    rng.random_range(0..a.pool as i64)
-                },
-                k as i64,
-            ]
+            [if skip { -1 } else { srcs[k] }, dsts[k]]
         })
         .collect();
-    let table_dev = cute_copy::upload_indices(stream, &table, a.pool.max(a.count))?;
+    let table_dev = cute_copy::upload_indices(stream, &table, a.pool.max(dst_blocks))?;
     let mut status = IndexStatus::new(stream)?;
     let plan = cute_copy::copy_blocks(
         &pool.view(),
@@ -133,25 +152,26 @@ fn blocks_typed<T: Element>(stream: &Arc<CudaStream>, a: &BlocksArgs) -> CliResu
     )?;
     status.check(stream)?;
     let got = out.to_host(stream)?;
-    let mut bad = 0usize;
-    for k in 0..a.count {
-        let src = table[2 * k];
+    // The host reference: the destination as it was, with every pair's rows moved.
+    let mut want = out_host.clone();
+    for pair in table.chunks(2) {
+        let (s, d) = (pair[0], pair[1] as usize);
+        if s < 0 {
+            continue;
+        }
         for r in 0..a.block_rows {
-            let d = (k * a.block_rows + r) * ldd;
-            let want = if src < 0 {
-                &out_host[d..d + ldd]
-            } else {
-                let s = (src as usize * a.block_rows + r) * lds;
-                &pool_host[s..s + a.cols]
-            };
-            bad += (0..ldd)
-                .filter(|&c| {
-                    let w = if c < a.cols { want[c] } else { out_host[d + c] };
-                    w.to_bits() != got[d + c].to_bits()
-                })
-                .count();
+            let (so, dof) = (
+                (s as usize * a.block_rows + r) * lds,
+                (d * a.block_rows + r) * ldd,
+            );
+            want[dof..dof + a.cols].copy_from_slice(&pool_host[so..so + a.cols]);
         }
     }
+    let bad = want
+        .iter()
+        .zip(&got)
+        .filter(|(w, g)| w.to_bits() != g.to_bits())
+        .count();
     if bad > 0 {
         return Err(format!("{bad} destination elements differ from the host reference").into());
     }
