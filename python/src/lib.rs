@@ -5,6 +5,7 @@
 mod array;
 mod device;
 mod errors;
+mod indexed;
 mod ops;
 
 use pyo3::prelude::*;
@@ -18,14 +19,14 @@ fn _set_stream_hook(f: Py<PyAny>) {
 #[pymodule]
 fn _cute_copy(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add_class::<ops::PyIndexStatus>()?;
+    m.add_class::<indexed::PyIndexStatus>()?;
     m.add_function(wrap_pyfunction!(ops::copy_, m)?)?;
     m.add_function(wrap_pyfunction!(ops::permute_into, m)?)?;
     m.add_function(wrap_pyfunction!(ops::pad_into, m)?)?;
-    m.add_function(wrap_pyfunction!(ops::gather_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(ops::scatter_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(ops::copy_blocks, m)?)?;
-    m.add_function(wrap_pyfunction!(ops::index_status, m)?)?;
+    m.add_function(wrap_pyfunction!(indexed::gather_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(indexed::scatter_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(indexed::copy_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(indexed::index_status, m)?)?;
     m.add_function(wrap_pyfunction!(ops::plan, m)?)?;
     m.add_function(wrap_pyfunction!(ops::explain, m)?)?;
     m.add_function(wrap_pyfunction!(ops::explain_layout, m)?)?;

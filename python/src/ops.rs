@@ -1,10 +1,10 @@
-//! The copies: arrays in, the crate's public calls, nothing planned here.
+//! The copies between layouts (copy_, permute, pad) and the plans: arrays in, the crate's public
+//! calls, nothing planned here. The index-driven copies are in `indexed.rs`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use cute_copy::cudarc::driver::{CudaSlice, CudaStream};
-use cute_copy::{DType, Layout, RawTensor, TensorPlan, TensorRoute, TensorView, TensorViewMut};
+use cute_copy::cudarc::driver::CudaStream;
+use cute_copy::{DType, Layout, RawTensor, TensorPlan, TensorRoute};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -29,7 +29,7 @@ struct Pair {
     empty: bool,
 }
 
-fn check_same_device(a: &Array, what_a: &str, b: &Array, what_b: &str) -> PyResult<()> {
+pub(crate) fn check_same_device(a: &Array, what_a: &str, b: &Array, what_b: &str) -> PyResult<()> {
     if a.device != b.device {
         return Err(PyValueError::new_err(format!(
             "the {what_a} is on {} and the {what_b} on {}: one call copies within one device",
@@ -40,7 +40,12 @@ fn check_same_device(a: &Array, what_a: &str, b: &Array, what_b: &str) -> PyResu
     Ok(())
 }
 
-fn check_same_dtype(src: &Array, what_s: &str, dst: &Array, what_d: &str) -> PyResult<()> {
+pub(crate) fn check_same_dtype(
+    src: &Array,
+    what_s: &str,
+    dst: &Array,
+    what_d: &str,
+) -> PyResult<()> {
     if (src.code, src.bits) != (dst.code, dst.bits) {
         return Err(PyValueError::new_err(format!(
             "dtype mismatch: {what_s} {}, {what_d} {} (cute_copy moves bits unchanged; convert first)",
@@ -51,7 +56,7 @@ fn check_same_dtype(src: &Array, what_s: &str, dst: &Array, what_d: &str) -> PyR
     Ok(())
 }
 
-fn check_writable(dst: &Array, what: &str) -> PyResult<()> {
+pub(crate) fn check_writable(dst: &Array, what: &str) -> PyResult<()> {
     if dst.read_only {
         return Err(PyValueError::new_err(format!(
             "the {what} is read-only (its DLPack export says so): cute_copy does not write it"
@@ -206,7 +211,7 @@ fn launch_pair(p: &Pair, stream: u64) -> PyResult<()> {
     Ok(())
 }
 
-fn launch_call(stream: Option<&Bound<'_, PyAny>>) -> PyResult<Call> {
+pub(crate) fn launch_call(stream: Option<&Bound<'_, PyAny>>) -> PyResult<Call> {
     Ok(Call {
         stream: parse_stream(stream)?,
         launch: true,
@@ -325,353 +330,6 @@ pub fn pad_into(
     let mut dst = unsafe { raw(&dm, d.dtype, &st)? };
     cute_copy::pad_raw(&src, &mut dst, None, &st).py_err()?;
     Ok(())
-}
-
-// ---- index-driven copies -------------------------------------------------------------------
-
-/// The matrix reading of an array of rows: `[n, ...]` with each row (the trailing modes)
-/// contiguous is `(n, prod(...))` with leading dimension `stride[0]`.
-fn rows_of(a: &Array, what: &str) -> PyResult<(u64, usize, usize, usize)> {
-    if a.shape.is_empty() {
-        return Err(PyValueError::new_err(format!(
-            "the {what} must have a row mode: it is a scalar"
-        )));
-    }
-    let rows = a.shape[0];
-    let mut cols = 1usize;
-    for m in (1..a.shape.len()).rev() {
-        if a.shape[m] != 1 && a.strides[m] != cols as i64 {
-            return Err(PyValueError::new_err(format!(
-                "each row of the {what} must be contiguous: shape {}, strides {:?}",
-                shape_str(&a.shape),
-                a.strides
-            )));
-        }
-        cols *= a.shape[m];
-    }
-    if rows > 1 && (a.strides[0] < 0 || (a.strides[0] as usize) < cols) {
-        return Err(PyValueError::new_err(format!(
-            "the {what}'s rows overlap or run backwards: row stride {} for rows of {cols} elements",
-            a.strides[0]
-        )));
-    }
-    // One row (or none): its stride never multiplies anything.
-    let ld = if rows <= 1 {
-        cols
-    } else {
-        a.strides[0] as usize
-    };
-    Ok((a.addr, rows, cols, ld.max(cols)))
-}
-
-/// An index array: int32 or int64, contiguous; `pairs` reads `[n, 2]` (or a flat even length).
-fn indices_of(a: &Array, what: &str, pairs: bool) -> PyResult<(u64, usize)> {
-    match (a.code, a.bits) {
-        (0, 32) | (0, 64) => {}
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "the {what} must be int32 or int64, not {}",
-                a.dtype_name()
-            )))
-        }
-    };
-    let contiguous = a.numel() <= 1
-        || crate::array::row_major(&a.shape)
-            .iter()
-            .zip(&a.strides)
-            .zip(&a.shape)
-            .all(|((r, s), n)| *n == 1 || r == s);
-    let shape_ok = match (pairs, a.shape.as_slice()) {
-        (false, [_]) => true,
-        (true, [_, 2]) => true,
-        (true, [n]) => n % 2 == 0,
-        _ => false,
-    };
-    if !shape_ok || !contiguous {
-        return Err(PyValueError::new_err(format!(
-            "the {what} must be a contiguous {} of int32/int64; got shape {} strides {:?}",
-            if pairs {
-                "[n, 2] array (source block, destination block)"
-            } else {
-                "1D array"
-            },
-            shape_str(&a.shape),
-            a.strides
-        )));
-    }
-    Ok((a.addr, a.numel()))
-}
-
-/// A device slice over the caller's index memory, never freed by us.
-struct Borrowed<I>(Option<CudaSlice<I>>);
-
-impl<I> Borrowed<I> {
-    /// # Safety
-    /// `addr` must address `len` indices of live device memory on `s`'s device.
-    unsafe fn new(s: &Arc<CudaStream>, addr: u64, len: usize) -> Self {
-        // SAFETY: forwarded; `leak` in Drop hands the memory back without freeing it.
-        Borrowed(Some(unsafe { s.upgrade_device_ptr::<I>(addr, len) }))
-    }
-    fn get(&self) -> &CudaSlice<I> {
-        self.0.as_ref().expect("present until dropped")
-    }
-}
-
-impl<I> Drop for Borrowed<I> {
-    fn drop(&mut self) {
-        if let Some(s) = self.0.take() {
-            s.leak();
-        }
-    }
-}
-
-/// `cute_copy.IndexStatus`: a device counter of out-of-range indices.
-#[pyclass(name = "IndexStatus", module = "cute_copy._cute_copy")]
-pub struct PyIndexStatus {
-    ordinal: usize,
-    last_stream: AtomicU64,
-    inner: Mutex<cute_copy::IndexStatus>,
-}
-
-impl PyIndexStatus {
-    fn create(ordinal: usize) -> PyResult<Self> {
-        let ctx = device::context(ordinal)?;
-        let _restore = device::RestoreContext::save();
-        let s = ctx.default_stream();
-        let inner = cute_copy::IndexStatus::new(&s).py_err()?;
-        // Cleared before any stream of the caller reads it (once per status, never per copy).
-        s.synchronize().py_err()?;
-        Ok(PyIndexStatus {
-            ordinal,
-            last_stream: AtomicU64::new(0),
-            inner: Mutex::new(inner),
-        })
-    }
-}
-
-#[pymethods]
-impl PyIndexStatus {
-    /// A cleared status on CUDA device `device`.
-    #[new]
-    #[pyo3(signature = (device=0))]
-    fn new(device: usize) -> PyResult<Self> {
-        Self::create(device)
-    }
-
-    /// Wait for the stream of the last copy that used this status, then raise `IndexError` if any
-    /// index since the last check was out of range (negative ones are skips, not errors). Clears.
-    #[pyo3(signature = (stream=None))]
-    fn check(&self, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let h = parse_stream(stream)?.unwrap_or(self.last_stream.load(Ordering::Relaxed));
-        let s = device::stream(self.ordinal, h)?;
-        let _restore = device::RestoreContext::save();
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        inner.check(&s).py_err()
-    }
-
-    /// The CUDA device ordinal.
-    #[getter]
-    fn device(&self) -> usize {
-        self.ordinal
-    }
-
-    fn __repr__(&self) -> String {
-        format!("IndexStatus(device={})", self.ordinal)
-    }
-}
-
-static DEFAULT_STATUS: Mutex<Vec<(usize, Py<PyIndexStatus>)>> = Mutex::new(Vec::new());
-
-/// The status a copy without `status=` counts into, one per device.
-#[pyfunction]
-#[pyo3(signature = (device=0))]
-pub fn index_status(py: Python<'_>, device: usize) -> PyResult<Py<PyIndexStatus>> {
-    let mut all = DEFAULT_STATUS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, s)) = all.iter().find(|(d, _)| *d == device) {
-        return Ok(s.clone_ref(py));
-    }
-    let s = Py::new(py, PyIndexStatus::create(device)?)?;
-    all.push((device, s.clone_ref(py)));
-    Ok(s)
-}
-
-macro_rules! by_width {
-    ($dtype:expr, $T:ident => $body:expr) => {
-        match $dtype.size_bytes() {
-            1 => {
-                type $T = u8;
-                $body
-            }
-            2 => {
-                type $T = u16;
-                $body
-            }
-            4 => {
-                type $T = u32;
-                $body
-            }
-            _ => {
-                type $T = u64;
-                $body
-            }
-        }
-    };
-}
-
-macro_rules! by_index {
-    ($bits:expr, $I:ident => $body:expr) => {
-        if $bits == 32 {
-            type $I = i32;
-            $body
-        } else {
-            type $I = i64;
-            $body
-        }
-    };
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Indexed {
-    Gather,
-    Scatter,
-    Blocks,
-}
-
-#[allow(clippy::too_many_arguments)]
-fn indexed(
-    py: Python<'_>,
-    which: Indexed,
-    src: &Bound<'_, PyAny>,
-    idx: &Bound<'_, PyAny>,
-    out: &Bound<'_, PyAny>,
-    status: Option<&Bound<'_, PyIndexStatus>>,
-    stream: Option<&Bound<'_, PyAny>>,
-) -> PyResult<()> {
-    let mut call = launch_call(stream)?;
-    let d = import(out, "destination", &mut call)?;
-    let s = import(src, "source", &mut call)?;
-    let what = if which == Indexed::Blocks {
-        "block table"
-    } else {
-        "indices"
-    };
-    let i = import(idx, what, &mut call)?;
-    check_same_device(&s, "source", &d, "destination")?;
-    check_same_device(&i, what, &d, "destination")?;
-    check_same_dtype(&s, "source", &d, "destination")?;
-    check_writable(&d, "destination")?;
-    let (sa, s_rows, s_cols, s_ld) = rows_of(&s, "source")?;
-    let (da, d_rows, d_cols, d_ld) = rows_of(&d, "destination")?;
-    if s.shape.get(1..) != d.shape.get(1..) {
-        return Err(PyValueError::new_err(format!(
-            "rows of the source {} and of the destination {} differ in shape",
-            shape_str(&s.shape),
-            shape_str(&d.shape)
-        )));
-    }
-    let (ia, n) = indices_of(&i, what, which == Indexed::Blocks)?;
-    let need = match which {
-        Indexed::Gather => d_rows,
-        Indexed::Scatter => s_rows,
-        Indexed::Blocks => 0,
-    };
-    if n < need {
-        return Err(PyValueError::new_err(format!(
-            "{n} indices for {need} rows of the {}",
-            if which == Indexed::Gather {
-                "destination"
-            } else {
-                "source"
-            }
-        )));
-    }
-    let count = if which == Indexed::Blocks {
-        n / 2
-    } else {
-        need
-    };
-    if count == 0 || s_cols == 0 {
-        return Ok(());
-    }
-    let st = device::stream(d.ordinal(), call.stream.unwrap_or(0))?;
-    let _restore = device::RestoreContext::save();
-    let status = match status {
-        Some(s) => s.clone().unbind(),
-        None => index_status(py, d.ordinal())?,
-    };
-    let status = status.bind(py).borrow();
-    if status.ordinal != d.ordinal() {
-        return Err(PyValueError::new_err(format!(
-            "the IndexStatus is on cuda:{}, the arrays on cuda:{}",
-            status.ordinal,
-            d.ordinal()
-        )));
-    }
-    status
-        .last_stream
-        .store(call.stream.unwrap_or(0), Ordering::Relaxed);
-    let mut guard = status.inner.lock().unwrap_or_else(|p| p.into_inner());
-    let span =
-        |rows: usize, cols: usize, ld: usize| if rows == 0 { 0 } else { (rows - 1) * ld + cols };
-    by_width!(s.dtype, T => {
-        // SAFETY: the arrays are held for the call and ordered on `st` (see launch_pair); the
-        // views span exactly the rows the arrays have.
-        let sv = unsafe { TensorView::<T>::from_raw(sa, span(s_rows, s_cols, s_ld), s_rows, s_cols, s_ld, &st) }.py_err()?;
-        let mut dv = unsafe { TensorViewMut::<T>::from_raw(da, span(d_rows, d_cols, d_ld), d_rows, d_cols, d_ld, &st) }.py_err()?;
-        by_index!(i.bits, I => {
-            // SAFETY: the index array is held for the call; `n` indices at `ia` on this device.
-            let ix = unsafe { Borrowed::<I>::new(&st, ia, n) };
-            match which {
-                Indexed::Gather => cute_copy::gather_rows(&sv, ix.get(), &mut dv, &mut guard, &st),
-                Indexed::Scatter => cute_copy::scatter_rows(&sv, ix.get(), &mut dv, &mut guard, &st),
-                Indexed::Blocks => cute_copy::copy_blocks(&sv, &mut dv, 1, ix.get(), &mut guard, &st),
-            }
-            .py_err()?;
-        })
-    });
-    Ok(())
-}
-
-/// `out[i] = src[idx[i]]` for every row `i` of `out`.
-#[pyfunction]
-#[pyo3(signature = (src, idx, out, status=None, stream=None))]
-pub fn gather_rows(
-    py: Python<'_>,
-    src: &Bound<'_, PyAny>,
-    idx: &Bound<'_, PyAny>,
-    out: &Bound<'_, PyAny>,
-    status: Option<&Bound<'_, PyIndexStatus>>,
-    stream: Option<&Bound<'_, PyAny>>,
-) -> PyResult<()> {
-    indexed(py, Indexed::Gather, src, idx, out, status, stream)
-}
-
-/// `out[idx[i]] = src[i]` for every row `i` of `src`.
-#[pyfunction]
-#[pyo3(signature = (src, idx, out, status=None, stream=None))]
-pub fn scatter_rows(
-    py: Python<'_>,
-    src: &Bound<'_, PyAny>,
-    idx: &Bound<'_, PyAny>,
-    out: &Bound<'_, PyAny>,
-    status: Option<&Bound<'_, PyIndexStatus>>,
-    stream: Option<&Bound<'_, PyAny>>,
-) -> PyResult<()> {
-    indexed(py, Indexed::Scatter, src, idx, out, status, stream)
-}
-
-/// `dst[pairs[k, 1]] = src[pairs[k, 0]]` for every pair `k`: blocks are the rows of `[n, ...]`.
-#[pyfunction]
-#[pyo3(signature = (src, dst, pairs, status=None, stream=None))]
-pub fn copy_blocks(
-    py: Python<'_>,
-    src: &Bound<'_, PyAny>,
-    dst: &Bound<'_, PyAny>,
-    pairs: &Bound<'_, PyAny>,
-    status: Option<&Bound<'_, PyIndexStatus>>,
-    stream: Option<&Bound<'_, PyAny>>,
-) -> PyResult<()> {
-    indexed(py, Indexed::Blocks, src, pairs, dst, status, stream)
 }
 
 // ---- plans ---------------------------------------------------------------------------------
