@@ -69,8 +69,8 @@ pub enum Error {
         /// The most a launch holds.
         max: u64,
     },
-    /// A layout of a rank outside 1..=[`crate::MAX_RANK`] (or shape and stride of unequal rank).
-    #[error("rank {rank} is outside 1..={max} (or shape and stride differ in rank)")]
+    /// A layout of a rank outside 1..=[`crate::MAX_RANK`].
+    #[error("rank {rank} is outside 1..={max}")]
     Rank {
         /// The rank given.
         rank: usize,

@@ -47,10 +47,11 @@ impl Layout {
     /// A layout from its shape and stride (equal lengths, 1 to [`MAX_RANK`] modes).
     pub fn new(shape: &[usize], stride: &[usize]) -> Result<Self> {
         if shape.len() != stride.len() {
-            return Err(Error::Rank {
-                rank: shape.len().max(stride.len()),
-                max: MAX_RANK,
-            });
+            return Err(Error::Layout(format!(
+                "shape has {} modes, stride {}",
+                shape.len(),
+                stride.len()
+            )));
         }
         if shape.is_empty() || shape.len() > MAX_RANK {
             return Err(Error::Rank {
