@@ -170,8 +170,9 @@ element! {
     i32 => I32, |b: u64| b as u32 as i32, |x: i32| x as u32 as u64;
     u64 => U64, |b: u64| b, |x: u64| x;
     i64 => I64, |b: u64| b as i64, |x: i64| x as u64;
-    F8E4M3 => F8E4M3, |b: u64| F8E4M3::from_bits(b as u8), |x: F8E4M3| x.to_bits() as u64;
-    F8E5M2 => F8E5M2, |b: u64| F8E5M2::from_bits(b as u8), |x: F8E5M2| x.to_bits() as u64;
+    // float8's own (inherent) to_bits, named: `x.to_bits()` would be this trait's method again
+    F8E4M3 => F8E4M3, |b: u64| F8E4M3::from_bits(b as u8), |x: F8E4M3| u64::from(F8E4M3::to_bits(&x));
+    F8E5M2 => F8E5M2, |b: u64| F8E5M2::from_bits(b as u8), |x: F8E5M2| u64::from(F8E5M2::to_bits(&x));
 }
 
 #[cfg(test)]
@@ -192,5 +193,7 @@ mod tests {
         assert_eq!(<i8 as Element>::from_bits(0xff).to_bits(), 0xff);
         assert_eq!(<f64 as Element>::from_bits(u64::MAX).to_bits(), u64::MAX);
         assert_eq!(<bf16 as Element>::DTYPE.size_bytes(), 2);
+        assert_eq!(<F8E4M3 as Element>::from_bits(0x1238).to_bits(), 0x38);
+        assert_eq!(<F8E5M2 as Element>::from_bits(0xfc).to_bits(), 0xfc);
     }
 }

@@ -320,12 +320,9 @@ fn encode(v: Exact, d: DType) -> u64 {
             i.clamp(lo, hi) as u64
         }
         (Exact::Float(x), false) => {
-            if x.is_nan() {
-                0
-            } else {
-                let (lo, hi) = int_range(d);
-                (x.round_ties_even().clamp(lo as f64, hi as f64) as i128) as u64
-            }
+            // f64 -> i128 saturates (NaN -> 0), then the destination's range clamps
+            let (lo, hi) = int_range(d);
+            (x.round_ties_even() as i128).clamp(lo, hi) as u64
         }
         (Exact::Int(i), true) => match d {
             DType::F64 => (i as f64).to_bits(),
@@ -438,7 +435,7 @@ mod tests {
         use DType::*;
         let f32b = |x: f32| x.to_bits() as u64;
         // f32 -> f16 / bf16 agree with the half crate (round to nearest even) on edge values
-        for x in [1.0f32, 65504.0, 65519.99, 65520.0, 1e-8, -2.5e-7, 3.14159, f32::INFINITY, 5.96e-8] {
+        for x in [1.0f32, 65504.0, 65519.99, 65520.0, 1e-8, -2.5e-7, 1.0009765, f32::INFINITY, 5.96e-8] {
             assert_eq!(convert_bits(F32, F16, f32b(x), None), f16::from_f32(x).to_bits() as u64, "{x}");
             assert_eq!(convert_bits(F32, BF16, f32b(x), None), bf16::from_f32(x).to_bits() as u64, "{x}");
         }
@@ -469,6 +466,9 @@ mod tests {
         assert_eq!(convert_bits(F32, U8, f32b(3.5), None), 4);
         assert_eq!(convert_bits(F32, I8, f32b(-1e9), None), 0x80);
         assert_eq!(convert_bits(F32, U32, f32b(f32::NAN), None), 0);
+        assert_eq!(convert_bits(F32, U64, f32b(1e30), None), u64::MAX);
+        assert_eq!(convert_bits(F64, I64, 1e30f64.to_bits(), None), i64::MAX as u64);
+        assert_eq!(convert_bits(F32, I64, f32b(-1e30), None), i64::MIN as u64);
         // u8 -> f32 normalized: (x - mean) * mul in f32
         let mul = 1.0f32 / 58.395;
         let want = ((200.0f32 - 123.675) * mul).to_bits() as u64;

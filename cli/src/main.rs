@@ -93,7 +93,7 @@ enum Command {
     /// before and after coalescing, the route and why, the shared-memory tile and its swizzle, one
     /// thread's work (no GPU needed); with --run, verified and timed against a D2D memcpy. With
     /// --to (and --scale, --normalize), a copy that converts the element type on the way.
-    Tensor(tensor::TensorArgs),
+    Tensor(Box<tensor::TensorArgs>),
 }
 
 fn main() -> ExitCode {
