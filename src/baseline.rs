@@ -55,6 +55,7 @@ pub fn launch_baseline<T: Element>(
         &side_of_mut(dst)?,
         Some(Atom::Universal),
         Some(Operation::Copy),
+        stream.context(),
     )?;
     if which == Baseline::Memcpy && (plan.src.ld != plan.src.cols || plan.dst.ld != plan.dst.cols) {
         return Err(Error::Unsupported(
@@ -139,7 +140,7 @@ pub fn copy_blocks_baseline<T: Element>(
         block_rows as u64,
     );
     let (idx, _ig) = index_addr(pairs, stream)?;
-    let (s, d) = pinned_pair(src, dst, stream)?;
+    let (s, d, _) = pinned_pair(src, dst, stream, "a block-table baseline")?;
     stream.context().bind_to_thread()?;
     let cu = stream.cu_stream() as u64;
     if which == BatchBaseline::HandGather {

@@ -120,6 +120,8 @@ pub struct BatchPlan {
     pub bytes: u64,
     /// What it is: "batch", "row gather", "row scatter", "block copy".
     pub kind: &'static str,
+    /// For a block copy between two devices, how it crosses (see [`crate::Plan::peer`]).
+    pub peer: Option<crate::PeerRoute>,
 }
 
 impl BatchPlan {
@@ -142,6 +144,7 @@ impl BatchPlan {
             tasks: 0,
             bytes: 0,
             kind,
+            peer: None,
         };
         for d in descs {
             p.items += d.items as usize;

@@ -82,6 +82,7 @@ mod ffi;
 mod gather;
 mod launch;
 mod layout;
+mod peer;
 mod plan;
 mod realign;
 pub mod reference;
@@ -109,6 +110,10 @@ pub use gather::{
     copy_blocks, gather_rows, scatter_rows, upload_block_table, upload_indices, IndexStatus,
 };
 pub use layout::{coalesce_layouts, Layout, MAX_RANK};
+pub use peer::{
+    DevicePair, PeerEngine, PeerLink, PeerRoute, PeerShape, PEER_MEMCPY_MAX_PITCH,
+    PEER_MEMCPY_MIN_ROW_BYTES,
+};
 pub use plan::{
     coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, TensorPlan, TensorRoute,
     MAX_BLOCKS, RAGGED_ROW_MIN_BYTES, REALIGN_MIN_ROW_BYTES,

@@ -61,6 +61,49 @@ struct RawMem<'a> {
 pub(crate) struct Pinned<'a> {
     pub addr: u64,
     _guard: Option<SyncOnDrop<'a>>,
+    /// For a cudarc buffer of another device than the launch's stream (a copy between devices):
+    /// what orders the buffer's later work after the launch, run on drop (see `across`).
+    after: Option<Box<dyn FnOnce() + 'a>>,
+}
+
+impl Drop for Pinned<'_> {
+    fn drop(&mut self) {
+        if let Some(after) = self.after.take() {
+            after();
+        }
+    }
+}
+
+impl Pinned<'_> {
+    fn raw(addr: u64) -> Self {
+        Pinned {
+            addr,
+            _guard: None,
+            after: None,
+        }
+    }
+}
+
+/// Pin a cudarc buffer of another device than `stream`'s, whose own stream is `home`, for a
+/// launch on `stream`. cudarc records a buffer's event only on a stream of the event's context,
+/// so the guard cannot be taken on `stream`: `pin` takes and drops it on `home` (which waits for
+/// the buffer's pending work there), and `stream` waits for `home`'s work so far; on drop, `home`
+/// waits for the launch and `pin` runs again, so that the buffer's event comes after the copy.
+fn across<'s>(
+    home: Arc<CudaStream>,
+    stream: &'s CudaStream,
+    mut pin: impl FnMut(&CudaStream) -> u64 + 's,
+) -> Result<Pinned<'s>> {
+    let addr = pin(&home);
+    crate::peer::wait_for(stream, &home)?;
+    Ok(Pinned {
+        addr,
+        _guard: None,
+        after: Some(Box::new(move || {
+            crate::peer::join_back(&home, stream);
+            pin(&home);
+        })),
+    })
 }
 
 /// Where a row-major matrix view sits in its allocation: element (0, 0) at `offset`, `rows ×
@@ -398,12 +441,25 @@ impl<'a, T: Element> TensorView<'a, T> {
                 Pinned {
                     addr: p + off,
                     _guard: Some(g),
+                    after: None,
                 }
             }
-            Mem::Raw(r) => Pinned {
-                addr: r.ptr + off,
-                _guard: None,
-            },
+            Mem::Raw(r) => Pinned::raw(r.ptr + off),
+        }
+    }
+
+    /// [`TensorView::pin`] for a launch on a stream of this device or another (a copy between
+    /// devices, ordered as `across` says). Raw memory of another device is the caller's to order
+    /// (the `from_raw` contract).
+    pub(crate) fn pin_on<'s>(&'s self, stream: &'s CudaStream) -> Result<Pinned<'s>> {
+        match self.mem {
+            Mem::Slice(s) if s.context() != stream.context() => {
+                let off = (std::mem::size_of::<T>() * self.place.offset) as u64;
+                let mut p = across(s.stream().clone(), stream, move |on| s.device_ptr(on).0)?;
+                p.addr += off;
+                Ok(p)
+            }
+            _ => Ok(self.pin(stream)),
         }
     }
 }
@@ -536,13 +592,28 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
                 Pinned {
                     addr: p + off,
                     _guard: Some(g),
+                    after: None,
                 }
             }
-            MemMut::Raw(r) => Pinned {
-                addr: r.ptr + off,
-                _guard: None,
-            },
+            MemMut::Raw(r) => Pinned::raw(r.ptr + off),
         }
+    }
+
+    /// [`TensorViewMut::pin`] for a launch on a stream of this device or another (see
+    /// [`TensorView::pin_on`]).
+    pub(crate) fn pin_on<'s>(&'s mut self, stream: &'s CudaStream) -> Result<Pinned<'s>> {
+        let foreign = matches!(&self.mem, MemMut::Slice(s) if s.context() != stream.context());
+        if !foreign {
+            return Ok(self.pin(stream));
+        }
+        let off = (std::mem::size_of::<T>() * self.place.offset) as u64;
+        let MemMut::Slice(s) = &mut self.mem else {
+            unreachable!("a cudarc buffer")
+        };
+        let home = s.stream().clone();
+        let mut p = across(home, stream, move |on| s.device_ptr_mut(on).0)?;
+        p.addr += off;
+        Ok(p)
     }
 }
 
