@@ -339,7 +339,10 @@ pub(crate) fn route_plan(
     dst: &Arc<CudaContext>,
     on: &Arc<CudaContext>,
 ) -> Result<()> {
-    plan.peer = PeerRoute::of(src, dst, on, PeerShape::of_plan(plan))?;
+    plan.peer = match src == dst {
+        true => None, // one context: nothing to read, no driver call
+        false => PeerRoute::of(src, dst, on, PeerShape::of_plan(plan))?,
+    };
     Ok(())
 }
 
@@ -350,6 +353,9 @@ pub(crate) fn route_tensor(
     dst: &Arc<CudaContext>,
     on: &Arc<CudaContext>,
 ) -> Result<()> {
+    if src == dst {
+        return Ok(()); // one context: the plan's `peer` stays `None`
+    }
     plan.peer = PeerRoute::of(src, dst, on, PeerShape::of_tensor(plan))?;
     if let TensorRoute::Matrix(p) | TensorRoute::Rows { plan: p, .. } = &mut plan.route {
         p.peer = plan.peer;

@@ -86,7 +86,12 @@ pub fn copy_tensor<T: Element>(
     if plan.peer.is_none() {
         check_context("source", src.context(), stream)?;
         check_context("destination", dst.context(), stream)?;
+        let s = src.pin(stream);
+        let d = dst.pin(stream);
+        crate::launch::tensor(&plan, s.addr, d.addr, stream)?;
+        return Ok(plan);
     }
+    // Between devices: the pins order both buffers' own streams around the launch.
     let (src_ctx, dst_ctx) = (src.context().clone(), dst.context().clone());
     let s = src.pin_on(stream)?;
     let d = dst.pin_on(stream)?;
