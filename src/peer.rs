@@ -363,6 +363,25 @@ pub(crate) fn route_tensor(
     Ok(())
 }
 
+/// A stream of `ctx`'s device set aside for recording the events of buffers that a copy between
+/// devices used (one per device, made on first use and kept): a copy's stream cannot record them
+/// (another context), and the buffer's own stream should not wait for the copy.
+pub(crate) fn side_stream(ctx: &Arc<CudaContext>) -> Result<Arc<CudaStream>> {
+    static SIDE: OnceLock<Mutex<HashMap<usize, Arc<CudaStream>>>> = OnceLock::new();
+    let mut side = SIDE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = side.get(&ctx.ordinal()) {
+        if s.context() == ctx {
+            return Ok(s.clone());
+        }
+    }
+    let s = ctx.new_stream()?;
+    side.insert(ctx.ordinal(), s.clone());
+    Ok(s)
+}
+
 /// Order a launch on `stream` after the work already enqueued on `home`, the own stream of a
 /// buffer of another device: `stream` waits for an event recorded on `home` (a wait may cross
 /// devices; a record may not, which is why cudarc's own guard is taken on `home`).
@@ -372,8 +391,9 @@ pub(crate) fn wait_for(stream: &CudaStream, home: &CudaStream) -> Result<()> {
     Ok(())
 }
 
-/// The other half: `home` waits for everything enqueued on `stream` so far (the launch), so that
-/// the buffer's later work, and the event cudarc records on `home` for it, come after the copy.
+/// The other half: `home` (the buffer's own stream, or its device's side stream) waits for
+/// everything enqueued on `stream` so far (the launch), so that the event cudarc then records on
+/// `home` for the buffer, and `home`'s later work, come after the copy.
 pub(crate) fn join_back(home: &CudaStream, stream: &CudaStream) {
     let r = stream.record_event(None).and_then(|done| home.wait(&done));
     home.context().record_err(r);

@@ -85,25 +85,52 @@ impl Pinned<'_> {
 }
 
 /// Pin a cudarc buffer of another device than `stream`'s, whose own stream is `home`, for a
-/// launch on `stream`. cudarc records a buffer's event only on a stream of the event's context,
-/// so the guard cannot be taken on `stream`: `pin` takes and drops it on `home` (which waits for
-/// the buffer's pending work there), and `stream` waits for `home`'s work so far; on drop, `home`
-/// waits for the launch and `pin` runs again, so that the buffer's event comes after the copy.
+/// launch on `stream`. `pin(on, record)` takes the buffer's cudarc guard on `on` (which makes `on`
+/// wait for the buffer's pending work, as cudarc's events say) and drops it (`record`: the
+/// buffer's event is recorded on `on`) or forgets it. cudarc records a buffer's event only on a
+/// stream of the event's context, so the guard cannot be dropped on `stream`:
+/// - where the buffer's context orders streams by events (cudarc's default, several streams),
+///   `stream` waits for the buffer's events themselves, and after the launch a stream of the
+///   buffer's device set aside for this (`crate::peer::side_stream`) waits for the launch and
+///   records the buffer's event: its later users wait for the copy, `home` is not held up;
+/// - else `stream` waits for all of `home`'s work so far, and after the launch `home` waits for
+///   the launch before the guard is taken and dropped there again.
 fn across<'s>(
     home: Arc<CudaStream>,
     stream: &'s CudaStream,
-    mut pin: impl FnMut(&CudaStream) -> u64 + 's,
+    mut pin: impl FnMut(&CudaStream, bool) -> u64 + 's,
 ) -> Result<Pinned<'s>> {
-    let addr = pin(&home);
+    if home.context().is_managing_stream_synchronization() {
+        let side = crate::peer::side_stream(home.context())?;
+        let addr = pin(stream, false);
+        return Ok(Pinned {
+            addr,
+            _guard: None,
+            after: Some(Box::new(move || {
+                crate::peer::join_back(&side, stream);
+                pin(&side, true);
+            })),
+        });
+    }
+    let addr = pin(&home, true);
     crate::peer::wait_for(stream, &home)?;
     Ok(Pinned {
         addr,
         _guard: None,
         after: Some(Box::new(move || {
             crate::peer::join_back(&home, stream);
-            pin(&home);
+            pin(&home, true);
         })),
     })
+}
+
+/// `SyncOnDrop` kept (`record`: dropped, recording the buffer's event) or forgotten (the wait
+/// it made stays, nothing is recorded).
+fn settle(addr: u64, guard: SyncOnDrop<'_>, record: bool) -> u64 {
+    if !record {
+        std::mem::forget(guard);
+    }
+    addr
 }
 
 /// Where a row-major matrix view sits in its allocation: element (0, 0) at `offset`, `rows ×
@@ -455,7 +482,11 @@ impl<'a, T: Element> TensorView<'a, T> {
         match self.mem {
             Mem::Slice(s) if s.context() != stream.context() => {
                 let off = (std::mem::size_of::<T>() * self.place.offset) as u64;
-                let mut p = across(s.stream().clone(), stream, move |on| s.device_ptr(on).0)?;
+                let pin = move |on: &CudaStream, record| {
+                    let (addr, guard) = s.device_ptr(on);
+                    settle(addr, guard, record)
+                };
+                let mut p = across(s.stream().clone(), stream, pin)?;
                 p.addr += off;
                 Ok(p)
             }
@@ -611,7 +642,11 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
             unreachable!("a cudarc buffer")
         };
         let home = s.stream().clone();
-        let mut p = across(home, stream, move |on| s.device_ptr_mut(on).0)?;
+        let pin = move |on: &CudaStream, record| {
+            let (addr, guard) = s.device_ptr_mut(on);
+            settle(addr, guard, record)
+        };
+        let mut p = across(home, stream, pin)?;
         p.addr += off;
         Ok(p)
     }
