@@ -215,7 +215,11 @@ pub fn launch<T: Element>(
         return Err(Error::PlanMismatch);
     }
     // Between devices, the route too: a plan for a stream of the other device is another plan.
-    if PeerRoute::of(s.ctx, d.ctx, stream.context(), PeerShape::of_plan(plan))? != plan.peer {
+    let route = match s.ctx == d.ctx {
+        true => None,
+        false => PeerRoute::of(s.ctx, d.ctx, stream.context(), PeerShape::of_plan(plan))?,
+    };
+    if route != plan.peer {
         return Err(Error::PlanMismatch);
     }
     enqueue_typed(plan, src, dst, stream, Kernel::Menu)

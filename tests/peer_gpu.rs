@@ -29,7 +29,7 @@ use rand::Rng;
 // ---- Everywhere (no GPU needed): routes from facts given by hand. ----
 
 #[test]
-fn routes_between_devices_plan_and_print_from_facts_alone() {
+fn peer_routes_plan_and_print_from_facts_alone() {
     let h200 = cute_copy::DeviceInfo::new(60 << 20, 132, (9, 0));
     let sub = Operand {
         rows: 16384,
@@ -70,7 +70,7 @@ fn routes_between_devices_plan_and_print_from_facts_alone() {
 // ---- One GPU: nothing changes within a device. ----
 
 #[test]
-fn copies_within_one_gpu_carry_no_route_and_copy_as_before() {
+fn peer_copies_within_one_gpu_carry_no_route_and_copy_as_before() {
     let Some(stream) = gpu() else { return };
     let ctx = stream.context();
     let pair = DevicePair::of(ctx, ctx, ctx).unwrap();

@@ -189,9 +189,9 @@ pub struct Plan {
     /// Interior tiles run the unpredicated path (default). `false` predicates every tile: only
     /// useful to measure what peeling saves.
     pub peel: bool,
-    /// For a copy between two devices, how it crosses ([`PeerRoute`]: the copy engine, or this
-    /// plan's kernel reading or writing the other device's memory, run as for an unknown L2:
-    /// the link paces it, not this device's DRAM); `None` within one device.
+    /// For a copy between two devices, how it crosses ([`PeerRoute`](crate::PeerRoute): the
+    /// copy engine, or this plan's kernel reading or writing the other device's memory, run as
+    /// for an unknown L2: the link paces it, not this device's DRAM); `None` within one device.
     pub peer: Option<crate::PeerRoute>,
 }
 
