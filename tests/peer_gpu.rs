@@ -574,3 +574,51 @@ fn peer_refusals_are_typed_and_write_nothing() {
     let pair = DevicePair::of(a.context(), b.context(), b.context()).unwrap();
     assert_eq!(pair.link, PeerLink::Peer, "{pair:?}");
 }
+
+#[test]
+fn peer_raw_views_on_two_devices_copy_on_either_engine() {
+    let Some((a, b)) = two_gpus() else { return };
+    let (rows, cols, ld) = (300usize, 700usize, 704usize);
+    let host: Vec<u16> = (0..rows * ld).map(|i| (i * 7 + 1) as u16).collect();
+    let src = DeviceMatrix::from_host(&a, rows, cols, ld, &host).unwrap();
+    let poison = vec![0xbeef_u16; rows * cols];
+    let dst = DeviceMatrix::from_host(&b, rows, cols, cols, &poison).unwrap();
+    let back = DeviceMatrix::from_host(&b, cols, rows, rows, &poison).unwrap();
+    let addr = |m: &DeviceMatrix<u16>, s: &Arc<CudaStream>| -> u64 {
+        use cute_copy::cudarc::driver::DevicePtr;
+        let (p, _guard) = m.as_slice().device_ptr(s);
+        p
+    };
+    let (sp, dp, bp) = (addr(&src, &a), addr(&dst, &b), addr(&back, &b));
+    // raw views are the caller's to order: everything written so far is finished
+    a.synchronize().unwrap();
+    b.synchronize().unwrap();
+    // SAFETY: each address holds its matrix's whole allocation on that stream's device, alive
+    // for the test; nothing else runs on them while the copies do (synchronized around them).
+    let (s, mut d, mut t) = unsafe {
+        (
+            cute_copy::RawMatrix::new(sp, rows * ld, DType::U16, rows, cols, ld, &a).unwrap(),
+            cute_copy::RawMatrix::new(dp, rows * cols, DType::U16, rows, cols, cols, &b).unwrap(),
+            cute_copy::RawMatrix::new(bp, rows * cols, DType::U16, cols, rows, rows, &b).unwrap(),
+        )
+    };
+    // pitched rows of 1400 B: the copy engine, pulled
+    let plan = cute_copy::copy_raw(&s, &mut d, None, &b).unwrap();
+    assert_eq!(
+        plan.peer.unwrap().engine,
+        PeerEngine::CopyEngine2D,
+        "{plan}"
+    );
+    // a transpose: the transpose family, pushed
+    let tp = cute_copy::copy_tensor_raw(&s.permute(&[1, 0]).unwrap(), &mut t, &a).unwrap();
+    assert_eq!(tp.peer.unwrap().engine, PeerEngine::Kernel, "{tp}");
+    a.synchronize().unwrap();
+    b.synchronize().unwrap();
+    let (got, tr) = (dst.to_host(&b).unwrap(), back.to_host(&b).unwrap());
+    for r in 0..rows {
+        for c in 0..cols {
+            assert_eq!(got[r * cols + c], host[r * ld + c], "({r}, {c})");
+            assert_eq!(tr[c * rows + r], host[r * ld + c], "transposed ({c}, {r})");
+        }
+    }
+}
