@@ -228,8 +228,8 @@ impl<T: Element> Batch<T> {
     ) -> Result<()> {
         let e = T::DTYPE.size_bytes() as u64;
         self.check_views(src, dst, stream)?;
-        let s = src.pin(stream);
-        let d = dst.pin(stream);
+        let s = src.pin_on(stream)?;
+        let d = dst.pin_on(stream)?;
         stream.context().bind_to_thread()?;
         let cu = stream.cu_stream() as u64;
         match which {

@@ -622,3 +622,49 @@ fn peer_raw_views_on_two_devices_copy_on_either_engine() {
         }
     }
 }
+
+#[test]
+fn peer_a_batch_of_copies_runs_between_devices_on_either_stream() {
+    let Some((a, b)) = two_gpus() else { return };
+    let mut r = rng(257);
+    let (sld, dld, srows, drows) = (1000usize, 900usize, 400usize, 300usize);
+    let host: Vec<f16> = random_elements(srows * sld, r.random());
+    let src = DeviceMatrix::from_host(&a, srows, sld, sld, &host).unwrap();
+    let before: Vec<f16> = random_elements(drows * dld, r.random());
+    let mut dst = DeviceMatrix::from_host(&b, drows, dld, dld, &before).unwrap();
+    let mut batch = cute_copy::Batch::<f16>::new();
+    let mut want = before.clone();
+    // 40 copies of random shapes at random (odd) offsets, in disjoint bands of the destination
+    for k in 0..40 {
+        let (rows, cols) = (r.random_range(1..7), r.random_range(1..800));
+        let (sr, sc) = (
+            r.random_range(0..srows - rows),
+            r.random_range(0..sld - cols),
+        );
+        let (dr, dc) = (k * 7, r.random_range(0..dld - cols));
+        batch
+            .push(
+                cute_copy::Region::at(sr, sc, rows, cols, sld),
+                cute_copy::Region::at(dr, dc, rows, cols, dld),
+            )
+            .unwrap();
+        for i in 0..rows {
+            let (so, dof) = ((sr + i) * sld + sc, (dr + i) * dld + dc);
+            want[dof..dof + cols].copy_from_slice(&host[so..so + cols]);
+        }
+    }
+    // on the destination's stream (pull), then again on the source's (push: uploaded again there)
+    for stream in [&b, &a] {
+        batch
+            .launch(&src.view(), &mut dst.view_mut(), stream)
+            .unwrap();
+        let got = dst.to_host(&b).unwrap();
+        let (bad, first) = compare(&want, &got);
+        assert_eq!(
+            bad,
+            0,
+            "on device {}: {first:?}",
+            stream.context().ordinal()
+        );
+    }
+}
