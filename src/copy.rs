@@ -103,9 +103,10 @@ pub fn plan<T: Element>(
 ///
 /// `src` and `dst` may be on two devices of one host, `stream` on either: a contiguous or pitched
 /// copy then goes by the copy engine, any other by the plan's kernel reading or writing the other
-/// device's memory (peer access, enabled once per pair), as the plan's [`PeerRoute`] says; the
-/// copy is ordered after the work already on the other device's buffer's own stream, and that
-/// stream's later work after the copy.
+/// device's memory (peer access, enabled once per pair), as the plan's [`PeerRoute`] says. The
+/// other device's buffer is ordered as cudarc orders a buffer's users: the copy waits for its
+/// pending work and its later users wait for the copy (by its events; with cudarc's event
+/// tracking off, by its own stream, which then waits for the copy).
 ///
 /// ```no_run
 /// # fn main() -> Result<(), cute_copy::Error> {

@@ -556,7 +556,7 @@ impl PeerRoute {
         let p = &self.pair;
         let other = p.other();
         let mut r = vec![format!(
-            "between devices: the source on device {}, the destination on device {}, the stream on device {}: the copy is ordered on the stream after the work already enqueued on the other device's buffer's own stream (an event recorded there, waited for here), and that stream waits for the copy before its later work",
+            "between devices: the source on device {}, the destination on device {}, the stream on device {}: the copy is ordered on the stream, and the other device's buffer as cudarc orders a buffer's users: the copy waits for its pending work, its later users wait for the copy (its events, recorded on a stream of its device set aside for this; with cudarc's event tracking off, its own stream, which waits for the copy)",
             p.src, p.dst, p.stream
         )];
         r.push(match p.link {

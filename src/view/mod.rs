@@ -89,7 +89,8 @@ impl Pinned<'_> {
 /// wait for the buffer's pending work, as cudarc's events say) and drops it (`record`: the
 /// buffer's event is recorded on `on`) or forgets it. cudarc records a buffer's event only on a
 /// stream of the event's context, so the guard cannot be dropped on `stream`:
-/// - where the buffer's context orders streams by events (cudarc's default, several streams),
+/// - where the buffer's context orders streams by events (cudarc's default once a context has a
+///   stream of its own),
 ///   `stream` waits for the buffer's events themselves, and after the launch a stream of the
 ///   buffer's device set aside for this (`crate::peer::side_stream`) waits for the launch and
 ///   records the buffer's event: its later users wait for the copy, `home` is not held up;
