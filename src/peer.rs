@@ -558,6 +558,55 @@ mod tests {
     }
 
     #[test]
+    fn tensor_routes_read_as_runs_pitched_rows_or_kernels() {
+        use crate::Layout;
+        let rm = |s: &[usize]| Layout::row_major(s).unwrap();
+        let shape = |src: Layout, dst: Layout| {
+            PeerShape::of_tensor(&TensorPlan::new(DType::F16, src, dst, (0, 0)).unwrap())
+        };
+        // packed of any rank: one run; a strided matrix: pitched rows
+        assert_eq!(
+            shape(rm(&[2, 3, 4, 5]), rm(&[2, 3, 4, 5])),
+            PeerShape::Run { bytes: 240 }
+        );
+        let m = Layout::new(&[300, 1000], &[1030, 1]).unwrap();
+        assert!(matches!(
+            shape(m, rm(&[300, 1000])),
+            PeerShape::Pitched {
+                rows: 300,
+                row_bytes: 2000,
+                src_pitch: 2060,
+                dst_pitch: 2000
+            }
+        ));
+        // matrices at item strides, transposes: kernels; an empty copy: a run of nothing
+        let items = Layout::new(&[6, 33, 37], &[1500, 40, 1]).unwrap();
+        assert!(matches!(
+            shape(items, rm(&[6, 33, 37])),
+            PeerShape::Kernel(_)
+        ));
+        let t = rm(&[64, 32]).permute(&[1, 0]).unwrap();
+        assert_eq!(
+            shape(t, rm(&[32, 64])),
+            PeerShape::Kernel("a transpose or permute")
+        );
+        assert_eq!(shape(rm(&[0, 8]), rm(&[0, 8])), PeerShape::Run { bytes: 0 });
+    }
+
+    #[test]
+    fn a_block_copy_between_devices_prints_its_route_first() {
+        let mut p = crate::BatchPlan::of("block copy", DType::F16, &[]);
+        p.peer = PeerRoute::choose(PEER, PeerShape::Kernel("a block table")).unwrap();
+        let t = p.to_string();
+        let second = t.lines().nth(1).unwrap();
+        assert!(second.contains("between devices"), "{t}");
+        assert!(
+            t.contains("a block table: the plan's own kernel runs on device 1"),
+            "{t}"
+        );
+    }
+
+    #[test]
     fn a_stream_on_a_third_device_is_a_typed_error() {
         let e = PeerRoute::choose(DevicePair::new(0, 1, 2, true), PeerShape::Run { bytes: 16 });
         assert!(
