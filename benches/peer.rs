@@ -222,8 +222,8 @@ fn bench_transpose(c: &mut Criterion, (a, b): (&Dev, &Dev)) {
 }
 
 /// 4096 KV blocks of 64 KiB (16 x 2048 f16) from a pool on `a` to a pool on `b` by a device
-/// table, in one launch (pulled and pushed), against one memcpy per block and one
-/// cudaMemcpyBatchAsync (unified addresses: the peer copies the driver makes of them).
+/// table, in one launch (pulled and pushed), against one cuMemcpyPeerAsync per block
+/// (`MemcpyEach`) and one cudaMemcpyBatchAsync of unified addresses (`MemcpyBatch`).
 fn bench_blocks(c: &mut Criterion, (a, b): (&Dev, &Dev)) {
     let (pool, block_rows, cols, count) = (4096usize, 16usize, 2048usize, 4096usize);
     let host: Vec<f16> = random_elements(pool * block_rows * cols, 7);

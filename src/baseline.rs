@@ -82,7 +82,8 @@ pub enum BatchBaseline {
     /// A plain hand-written gather kernel (one CUDA block per table entry, 16-byte vectors, 4 in
     /// flight per thread); block tables of contiguous 16-byte-aligned blocks only.
     HandGather,
-    /// One `cudaMemcpyAsync` per contiguous piece (a block, or a row of a block or copy).
+    /// One `cudaMemcpyAsync` per contiguous piece (a block, or a row of a block or copy); for a
+    /// block table between pools on two devices, one `cuMemcpyPeerAsync` per piece.
     MemcpyEach,
     /// All pieces in one `cudaMemcpyBatchAsync` (CUDA 12.8+).
     MemcpyBatch,
@@ -140,7 +141,8 @@ pub fn copy_blocks_baseline<T: Element>(
         block_rows as u64,
     );
     let (idx, _ig) = index_addr(pairs, stream)?;
-    let (s, d, _) = pinned_pair(src, dst, stream, "a block-table baseline")?;
+    let (src_ctx, dst_ctx) = (src.context().clone(), dst.context().clone());
+    let (s, d, peer) = pinned_pair(src, dst, stream, "a block-table baseline")?;
     stream.context().bind_to_thread()?;
     let cu = stream.cu_stream() as u64;
     if which == BatchBaseline::HandGather {
@@ -206,6 +208,18 @@ pub fn copy_blocks_baseline<T: Element>(
             dsts.push(da);
             sizes.push(n);
         }
+    }
+    if peer.is_some() && which == BatchBaseline::MemcpyEach {
+        // Pools on two devices: one cuMemcpyPeerAsync per piece (what KV transfers do today).
+        for ((&sa, &da), &n) in srcs.iter().zip(&dsts).zip(&sizes) {
+            let side = |ctx, addr| ffi::PeerSide {
+                ctx,
+                addr,
+                pitch: n,
+            };
+            ffi::memcpy_peer(side(&src_ctx, sa), side(&dst_ctx, da), n, 1, stream)?;
+        }
+        return Ok(());
     }
     let which = if which == BatchBaseline::MemcpyEach {
         PiecesBaseline::MemcpyEach
