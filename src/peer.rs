@@ -606,6 +606,52 @@ mod tests {
         );
     }
 
+    /// The ordering of a buffer pinned for a stream of another context, on one GPU: a stream of a
+    /// second (non-primary) context of the same device stands in for the other device's (no
+    /// kernel runs; only the pins' waits and records, which must leave no error in either
+    /// context and the buffer usable). Both ways: cudarc's event tracking on (the buffer's
+    /// events, the side stream) and off (the buffer's own stream).
+    #[test]
+    fn pins_for_a_stream_of_another_context_wait_and_record_without_errors() {
+        use cudarc::driver::{CudaContext, DevicePtr};
+        if crate::device_count() == 0 {
+            eprintln!("skipped: no GPU");
+            return;
+        }
+        let other = CudaContext::new_non_primary(0, 0).unwrap();
+        let on = other.new_stream().unwrap();
+        for tracking in [true, false] {
+            let ctx = crate::context(0).unwrap();
+            if !tracking {
+                // SAFETY: the buffers below are made after this call and used on `home` only,
+                // besides the pins under test (which order themselves with `home`).
+                unsafe { ctx.disable_event_tracking() };
+            }
+            let home = ctx.new_stream().unwrap();
+            assert_eq!(ctx.is_managing_stream_synchronization(), tracking);
+            let host: Vec<f32> = (0..64).map(|i| i as f32).collect();
+            let a = crate::DeviceMatrix::from_host(&home, 8, 8, 8, &host).unwrap();
+            let mut b = crate::DeviceMatrix::<f32>::zeros(&home, 8, 8, 8).unwrap();
+            let want = |m: &crate::DeviceMatrix<f32>| m.as_slice().device_ptr(&home).0;
+            let (wa, wb) = (want(&a), want(&b));
+            {
+                let (va, mut vb) = (a.view().sub(1, 0, 7, 8).unwrap(), b.view_mut());
+                let pa = va.pin_on(&on).unwrap();
+                assert_eq!(pa.addr, wa + 32);
+                let pb = vb.pin_on(&on).unwrap();
+                assert_eq!(pb.addr, wb);
+            }
+            on.synchronize().unwrap();
+            home.synchronize().unwrap();
+            ctx.check_err().unwrap();
+            other.check_err().unwrap();
+            // the buffers still work on their own stream
+            assert_eq!(a.to_host(&home).unwrap(), host);
+            assert_eq!(b.to_host(&home).unwrap(), vec![0.0; 64]);
+        }
+        crate::context(0).unwrap().bind_to_thread().unwrap();
+    }
+
     #[test]
     fn a_stream_on_a_third_device_is_a_typed_error() {
         let e = PeerRoute::choose(DevicePair::new(0, 1, 2, true), PeerShape::Run { bytes: 16 });
