@@ -5,12 +5,12 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::CudaStream;
 
 use crate::error::{Error, Result};
 use crate::ffi::{self, BatchLaunch, CopyDesc, Kernel, RowsDesc};
 use crate::plan::{Plan, TensorPlan, TensorRoute};
-use crate::{realign, Atom, DType, DeviceInfo, PeerRoute};
+use crate::{realign, Atom, DType, DeviceInfo};
 
 /// The bytes one side of a launch may touch: its first byte's device address and the length of
 /// its span (first element to last, pitch gaps included).
@@ -93,6 +93,36 @@ pub(crate) fn copy(
     kernel: Kernel,
 ) -> Result<()> {
     with_copy_desc(plan, src, dst, stream, |desc| ffi::launch(desc, kernel))
+}
+
+/// Enqueue a copy-engine route between devices (src/peer.rs): element (0, 0) of each side at
+/// its span's address, in its context; the views' pins held by the caller.
+pub(crate) fn peer_memcpy(
+    route: &crate::PeerRoute,
+    (src_ctx, src): (&Arc<cudarc::driver::CudaContext>, Span),
+    (dst_ctx, dst): (&Arc<cudarc::driver::CudaContext>, Span),
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let Some((rows, row_bytes, src_pitch, dst_pitch)) = route.rows() else {
+        return Err(Error::Unsupported(format!(
+            "{route:?} is not a copy-engine route"
+        )));
+    };
+    disjoint(src, dst)?;
+    stream.context().bind_to_thread()?;
+    let (s, d) = (
+        ffi::PeerSide {
+            ctx: src_ctx,
+            addr: src.addr,
+            pitch: src_pitch,
+        },
+        ffi::PeerSide {
+            ctx: dst_ctx,
+            addr: dst.addr,
+            pitch: dst_pitch,
+        },
+    );
+    ffi::memcpy_peer(s, d, row_bytes, rows, stream)
 }
 
 /// Launch one realign descriptor by value (its addresses absolute), with the device status
@@ -201,34 +231,4 @@ pub(crate) fn tensor(
             ffi::launch_tensor(&desc)
         }
     }
-}
-
-/// Enqueue a copy-engine route between devices (src/peer.rs): element (0, 0) of each side at
-/// its span's address, in its context; the views' pins held by the caller.
-pub(crate) fn peer_memcpy(
-    route: &PeerRoute,
-    (src_ctx, src): (&Arc<CudaContext>, Span),
-    (dst_ctx, dst): (&Arc<CudaContext>, Span),
-    stream: &Arc<CudaStream>,
-) -> Result<()> {
-    let Some((rows, row_bytes, src_pitch, dst_pitch)) = route.rows() else {
-        return Err(Error::Unsupported(format!(
-            "{route:?} is not a copy-engine route"
-        )));
-    };
-    disjoint(src, dst)?;
-    stream.context().bind_to_thread()?;
-    let (s, d) = (
-        ffi::PeerSide {
-            ctx: src_ctx,
-            addr: src.addr,
-            pitch: src_pitch,
-        },
-        ffi::PeerSide {
-            ctx: dst_ctx,
-            addr: dst.addr,
-            pitch: dst_pitch,
-        },
-    );
-    ffi::memcpy_peer(s, d, row_bytes, rows, stream)
 }

@@ -19,11 +19,7 @@
 //!    ([`TensorView`], [`TensorViewMut`], [`RawTensor`], owned [`DeviceTensor`]; a matrix is the
 //!    rank-2 case), and [`copy_tensor`] copies between any two layouts of one shape (transposes,
 //!    permutes, NCHW <-> NHWC), planned by [`TensorPlan`] (coalescing, route, swizzled tile).
-//! 6. **Between GPUs**: source and destination may be on two devices of one host, the stream on
-//!    either: the copy engine moves runs and pitched rows, the plan's own kernel reads or writes
-//!    the other device's memory for any other layout (peer access enabled once per pair), as the
-//!    plan's [`PeerRoute`] says and explains ([`DevicePair`] holds the facts; docs/between-gpus.md).
-//! 7. **See what CuTe does** on the host, no GPU needed: [`TiledCopySpec`] builds the TiledCopy with
+//! 6. **See what CuTe does** on the host, no GPU needed: [`TiledCopySpec`] builds the TiledCopy with
 //!    real CuTe and partitions a tile for any thread ([`TiledCopySpec::thread_coords`]);
 //!    [`svg::tiled_copy_svg`] draws the thread-value map.
 //!
@@ -73,6 +69,13 @@
 //! (tests/graph_gpu.rs), but cudarc's per-buffer event tracking — on once a context has more than one
 //! stream — inserts waits that CUDA refuses inside a capture: capture with tracking off
 //! (`unsafe { ctx.disable_event_tracking() }` before creating the buffers) and order streams yourself.
+//!
+//! ## Between GPUs
+//!
+//! Source and destination may be on two devices of one host, the stream on either: the copy
+//! engine moves runs and pitched rows, the plan's own kernel reads or writes the other device's
+//! memory for any other layout (peer access enabled once per pair), as the plan's [`PeerRoute`]
+//! says and explains ([`DevicePair`] holds the facts; docs/between-gpus.md).
 #![warn(missing_docs)]
 
 mod atom;

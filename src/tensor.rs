@@ -3,12 +3,10 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::CudaStream;
 
 use crate::device::check_context;
 use crate::error::{Error, Result};
-use crate::launch::Span;
-use crate::peer::route_tensor;
 use crate::plan::TensorPlan;
 use crate::view::{Place, RawTensor, TensorView, TensorViewMut};
 use crate::{DType, DeviceInfo, Element};
@@ -28,7 +26,7 @@ pub fn plan_tensor<T: Element>(
 fn plan_on<T: Element>(
     src: &TensorView<'_, T>,
     dst: &TensorViewMut<'_, T>,
-    on: &Arc<CudaContext>,
+    on: &Arc<cudarc::driver::CudaContext>,
 ) -> Result<TensorPlan> {
     let e = T::DTYPE.size_bytes();
     let mut plan = plan_places(
@@ -38,7 +36,7 @@ fn plan_on<T: Element>(
         e,
         &DeviceInfo::of(on)?,
     )?;
-    route_tensor(&mut plan, src.context(), dst.context(), on)?;
+    crate::peer::route_tensor(&mut plan, src.context(), dst.context(), on)?;
     Ok(plan)
 }
 
@@ -54,6 +52,31 @@ fn plan_places(
     let off = |p: &Place, base: u64| (base as usize % 256 + p.offset * e) % 256;
     let offsets = (off(&s, sb), off(&d, db));
     TensorPlan::for_device(dtype, s.layout, d.layout, offsets, device)
+}
+
+/// Launch a non-empty tensor plan, coordinate 0 of each side at its address: on the copy engine
+/// when its route between devices says so (the coalesced run, or rows at their pitches, from
+/// element 0), else on its family's kernel.
+fn launch(
+    plan: &TensorPlan,
+    (src_ctx, src): (&Arc<cudarc::driver::CudaContext>, u64),
+    (dst_ctx, dst): (&Arc<cudarc::driver::CudaContext>, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    match &plan.peer {
+        Some(route) if route.copy_engine() => {
+            let e = plan.dtype.size_bytes() as u64;
+            let span = |addr, l: &crate::Layout| -> Result<crate::launch::Span> {
+                Ok(crate::launch::Span {
+                    addr,
+                    bytes: l.cosize()? as u64 * e,
+                })
+            };
+            let (s, d) = (span(src, &plan.src)?, span(dst, &plan.dst)?);
+            crate::launch::peer_memcpy(route, (src_ctx, s), (dst_ctx, d), stream)
+        }
+        _ => crate::launch::tensor(plan, src, dst, stream),
+    }
 }
 
 /// Copy `src` into `dst`: views of any rank (1 to 6) and any layouts of equal shape — a
@@ -119,7 +142,7 @@ pub fn copy_tensor_raw(
         e,
         &DeviceInfo::of(stream.context())?,
     )?;
-    route_tensor(&mut plan, src.context(), dst.context(), stream.context())?;
+    crate::peer::route_tensor(&mut plan, src.context(), dst.context(), stream.context())?;
     if plan.src.size() == 0 {
         return Ok(plan);
     }
@@ -132,31 +155,6 @@ pub fn copy_tensor_raw(
     let (s, d) = ((src.context(), at(src)), (dst.context(), at(dst)));
     launch(&plan, s, d, stream)?;
     Ok(plan)
-}
-
-/// Launch a non-empty tensor plan, coordinate 0 of each side at its address: on the copy engine
-/// when its route between devices says so (the coalesced run, or rows at their pitches, from
-/// element 0), else on its family's kernel.
-fn launch(
-    plan: &TensorPlan,
-    (src_ctx, src): (&Arc<CudaContext>, u64),
-    (dst_ctx, dst): (&Arc<CudaContext>, u64),
-    stream: &Arc<CudaStream>,
-) -> Result<()> {
-    match &plan.peer {
-        Some(route) if route.copy_engine() => {
-            let e = plan.dtype.size_bytes() as u64;
-            let span = |addr, l: &crate::Layout| -> Result<Span> {
-                Ok(Span {
-                    addr,
-                    bytes: l.cosize()? as u64 * e,
-                })
-            };
-            let (s, d) = (span(src, &plan.src)?, span(dst, &plan.dst)?);
-            crate::launch::peer_memcpy(route, (src_ctx, s), (dst_ctx, d), stream)
-        }
-        _ => crate::launch::tensor(plan, src, dst, stream),
-    }
 }
 
 #[cfg(test)]
