@@ -55,6 +55,7 @@ pub fn launch_baseline<T: Element>(
         &side_of_mut(dst)?,
         Some(Atom::Universal),
         Some(Operation::Copy),
+        stream.context(),
     )?;
     if which == Baseline::Memcpy && (plan.src.ld != plan.src.cols || plan.dst.ld != plan.dst.cols) {
         return Err(Error::Unsupported(
@@ -81,7 +82,8 @@ pub enum BatchBaseline {
     /// A plain hand-written gather kernel (one CUDA block per table entry, 16-byte vectors, 4 in
     /// flight per thread); block tables of contiguous 16-byte-aligned blocks only.
     HandGather,
-    /// One `cudaMemcpyAsync` per contiguous piece (a block, or a row of a block or copy).
+    /// One `cudaMemcpyAsync` per contiguous piece (a block, or a row of a block or copy); for a
+    /// block table between pools on two devices, one `cuMemcpyPeerAsync` per piece.
     MemcpyEach,
     /// All pieces in one `cudaMemcpyBatchAsync` (CUDA 12.8+).
     MemcpyBatch,
@@ -139,7 +141,8 @@ pub fn copy_blocks_baseline<T: Element>(
         block_rows as u64,
     );
     let (idx, _ig) = index_addr(pairs, stream)?;
-    let (s, d) = pinned_pair(src, dst, stream)?;
+    let (src_ctx, dst_ctx) = (src.context().clone(), dst.context().clone());
+    let (s, d, peer) = pinned_pair(src, dst, stream, "a block-table baseline")?;
     stream.context().bind_to_thread()?;
     let cu = stream.cu_stream() as u64;
     if which == BatchBaseline::HandGather {
@@ -206,6 +209,18 @@ pub fn copy_blocks_baseline<T: Element>(
             sizes.push(n);
         }
     }
+    if peer.is_some() && which == BatchBaseline::MemcpyEach {
+        // Pools on two devices: one cuMemcpyPeerAsync per piece (what KV transfers do today).
+        for ((&sa, &da), &n) in srcs.iter().zip(&dsts).zip(&sizes) {
+            let side = |ctx, addr| ffi::PeerSide {
+                ctx,
+                addr,
+                pitch: n,
+            };
+            ffi::memcpy_peer(side(&src_ctx, sa), side(&dst_ctx, da), n, 1, stream)?;
+        }
+        return Ok(());
+    }
     let which = if which == BatchBaseline::MemcpyEach {
         PiecesBaseline::MemcpyEach
     } else {
@@ -227,8 +242,8 @@ impl<T: Element> Batch<T> {
     ) -> Result<()> {
         let e = T::DTYPE.size_bytes() as u64;
         self.check_views(src, dst, stream)?;
-        let s = src.pin(stream);
-        let d = dst.pin(stream);
+        let s = src.pin_on(stream)?;
+        let d = dst.pin_on(stream)?;
         stream.context().bind_to_thread()?;
         let cu = stream.cu_stream() as u64;
         match which {

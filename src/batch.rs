@@ -24,6 +24,7 @@ use crate::device::check_context;
 use crate::error::{Error, Result};
 use crate::ffi::{self, RowsDesc};
 use crate::launch::{self, Span};
+use crate::peer::{PeerRoute, PeerShape};
 use crate::plan::{coalesce, Operand, Operation};
 use crate::realign::{self, Rows, TABLE_TASKS};
 use crate::view::{span, MatrixView, MatrixViewMut};
@@ -120,6 +121,8 @@ pub struct BatchPlan {
     pub bytes: u64,
     /// What it is: "batch", "row gather", "row scatter", "block copy".
     pub kind: &'static str,
+    /// For a block copy between two devices, how it crosses (see [`crate::Plan::peer`]).
+    pub peer: Option<crate::PeerRoute>,
 }
 
 impl BatchPlan {
@@ -142,6 +145,7 @@ impl BatchPlan {
             tasks: 0,
             bytes: 0,
             kind,
+            peer: None,
         };
         for d in descs {
             p.items += d.items as usize;
@@ -322,8 +326,12 @@ impl<T: Element> Batch<T> {
     /// memory on `stream`, unless done since the last `push`. [`launch`](Batch::launch) does this
     /// itself; call it first when the launch is to be captured into a CUDA graph.
     pub fn upload(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
-        if self.uploaded.is_some() {
-            return Ok(());
+        // Uploaded on this device already (a launch on another device's stream uploads again:
+        // the kernel reads its descriptors from its own device).
+        if let Some((dev, _)) = &self.uploaded {
+            if dev.context() == stream.context() {
+                return Ok(());
+            }
         }
         let descs = self.descriptors()?;
         let dsts: Vec<Rows> = descs
@@ -342,7 +350,8 @@ impl<T: Element> Batch<T> {
         Ok(())
     }
 
-    /// The views hold every region of the batch, and live in the stream's context.
+    /// The views hold every region of the batch, and live in the stream's context (or on two
+    /// devices, the stream's one of them, with peer access).
     pub(crate) fn check_views(
         &self,
         src: &MatrixView<'_, T>,
@@ -358,12 +367,21 @@ impl<T: Element> Batch<T> {
                 });
             }
         }
-        check_context("source", src.context(), stream)?;
-        check_context("destination", dst.context(), stream)
+        // Two devices: the kernel reads or writes the other one (src/peer.rs), or a typed error.
+        let (sc, dc) = (src.context(), dst.context());
+        if sc == dc
+            || PeerRoute::of(sc, dc, stream.context(), PeerShape::Kernel("a batch"))?.is_none()
+        {
+            check_context("source", sc, stream)?;
+            check_context("destination", dc, stream)?;
+        }
+        Ok(())
     }
 
     /// Enqueue the whole batch as one kernel on `stream`, from regions of `src` into regions of
-    /// `dst` (uploading the descriptors first if the batch changed since the last launch).
+    /// `dst` (uploading the descriptors first if the batch changed since the last launch). `src`
+    /// and `dst` may be on two devices of one host, `stream` on either: the kernel reads or writes
+    /// the other device's memory, as [`copy`](crate::copy)'s kernel route does.
     /// Returns the number of warp tasks launched.
     pub fn launch(
         &mut self,
@@ -378,9 +396,10 @@ impl<T: Element> Batch<T> {
         if *tasks == 0 {
             return Ok(0);
         }
-        // Hold every buffer's guard until the launch is enqueued.
-        let src_pin = src.pin(stream);
-        let dst_pin = dst.pin(stream);
+        // Hold every buffer's guard until the launch is enqueued (and order a buffer of another
+        // device with its own stream).
+        let src_pin = src.pin_on(stream)?;
+        let dst_pin = dst.pin_on(stream)?;
         launch::disjoint(
             Span {
                 addr: src_pin.addr,

@@ -11,6 +11,7 @@ use cudarc::driver::{CudaContext, CudaStream};
 use crate::device::check_context;
 use crate::error::{Error, Result};
 use crate::ffi::{self, CopyDesc, Kernel};
+use crate::peer::{route_plan, PeerRoute, PeerShape};
 use crate::plan::{Operand, Operation, Plan};
 use crate::view::{Geometry, MatrixView, MatrixViewMut, RawMatrix};
 use crate::{Atom, DType, DeviceInfo, Element};
@@ -53,18 +54,21 @@ pub(crate) fn side_of_mut<'a, T: Element>(v: &'a MatrixViewMut<'_, T>) -> Result
     })
 }
 
+/// The plan of a copy or pad between `src` and `dst` launched on a stream of `on`: the device
+/// facts are `on`'s (asked once per device, then kept), and a copy between devices carries its
+/// route (src/peer.rs).
 pub(crate) fn make_plan(
     dtype: DType,
     src: &Side,
     dst: &Side,
     atom: Option<Atom>,
     want: Option<Operation>,
+    on: &Arc<CudaContext>,
 ) -> Result<Plan> {
     src.geo.check_extent()?;
     dst.geo.check_extent()?;
-    // The device facts come from the source's context (asked once per device, then kept).
-    let device = DeviceInfo::of(src.ctx)?;
-    let plan = Plan::build(
+    let device = DeviceInfo::of(on)?;
+    let mut plan = Plan::build(
         dtype,
         src.operand(dtype),
         dst.operand(dtype),
@@ -79,20 +83,30 @@ pub(crate) fn make_plan(
             what: "a copy needs equal shapes (use pad for a larger destination)",
         });
     }
+    route_plan(&mut plan, src.ctx, dst.ctx, on)?;
     Ok(plan)
 }
 
 /// The plan a copy (equal shapes) or pad (larger `dst`) of `src` into `dst` would run, on `atom`
-/// if given, else the widest legal one. Nothing is launched.
+/// if given, else the widest legal one. Nothing is launched. Views on two devices are planned for
+/// a stream of the source's device (the copy pushes; see [`PeerRoute`]).
 pub fn plan<T: Element>(
     src: &MatrixView<'_, T>,
     dst: &MatrixViewMut<'_, T>,
     atom: Option<Atom>,
 ) -> Result<Plan> {
-    make_plan(T::DTYPE, &side_of(src)?, &side_of_mut(dst)?, atom, None)
+    let s = side_of(src)?;
+    make_plan(T::DTYPE, &s, &side_of_mut(dst)?, atom, None, s.ctx)
 }
 
 /// Copy `src` into `dst` (same shape) on the widest legal atom. Returns the plan it ran.
+///
+/// `src` and `dst` may be on two devices of one host, `stream` on either: a contiguous or pitched
+/// copy then goes by the copy engine, any other by the plan's kernel reading or writing the other
+/// device's memory (peer access, enabled once per pair), as the plan's [`PeerRoute`] says. The
+/// other device's buffer is ordered as cudarc orders a buffer's users: the copy waits for its
+/// pending work and its later users wait for the copy (by its events; with cudarc's event
+/// tracking off, by its own stream, which then waits for the copy).
 ///
 /// ```no_run
 /// # fn main() -> Result<(), cute_copy::Error> {
@@ -201,6 +215,14 @@ pub fn launch<T: Element>(
     if (T::DTYPE, s.operand(T::DTYPE), d.operand(T::DTYPE)) != (plan.dtype, plan.src, plan.dst) {
         return Err(Error::PlanMismatch);
     }
+    // Between devices, the route too: a plan for a stream of the other device is another plan.
+    let route = match s.ctx == d.ctx {
+        true => None,
+        false => PeerRoute::of(s.ctx, d.ctx, stream.context(), PeerShape::of_plan(plan))?,
+    };
+    if route != plan.peer {
+        return Err(Error::PlanMismatch);
+    }
     enqueue_typed(plan, src, dst, stream, Kernel::Menu)
 }
 
@@ -211,7 +233,8 @@ fn run_typed<T: Element>(
     atom: Option<Atom>,
     want: Option<Operation>,
 ) -> Result<Plan> {
-    let plan = make_plan(T::DTYPE, &side_of(src)?, &side_of_mut(dst)?, atom, want)?;
+    let (s, d) = (side_of(src)?, side_of_mut(dst)?);
+    let plan = make_plan(T::DTYPE, &s, &d, atom, want, stream.context())?;
     enqueue_typed(&plan, src, dst, stream, Kernel::Menu)?;
     Ok(plan)
 }
@@ -229,6 +252,7 @@ pub fn tutorial_copy(
         &side_of_mut(dst)?,
         Some(Atom::Universal),
         Some(Operation::Copy),
+        stream.context(),
     )?;
     let (rows, cols) = (plan.src.rows, plan.src.cols);
     if rows % 32 != 0 || cols % 32 != 0 {
@@ -307,15 +331,24 @@ fn run_raw(
         alloc_base: dst.ptr(),
         ctx: dst.context(),
     };
-    let plan = make_plan(src.dtype(), &s, &d, atom, want)?;
+    let plan = make_plan(src.dtype(), &s, &d, atom, want, stream.context())?;
     if plan.blocks() == 0 {
         return Ok(plan);
     }
-    check_contexts(&s, &d, stream)?;
     let e = src.dtype().size_bytes();
     let at = |g: &Geometry, ptr: u64| g.span_at(ptr + (g.offset * e) as u64, e);
     let (ss, ds) = (at(&s.geo, src.ptr())?, at(&d.geo, dst.ptr())?);
-    crate::launch::copy(&plan, ss, ds, stream, Kernel::Menu)?;
+    match &plan.peer {
+        // Raw memory of another device: the caller orders it (the constructors' contract).
+        Some(route) if route.copy_engine() => {
+            crate::launch::peer_memcpy(route, (s.ctx, ss), (d.ctx, ds), stream)?
+        }
+        Some(_) => crate::launch::copy(&plan, ss, ds, stream, Kernel::Menu)?,
+        None => {
+            check_contexts(&s, &d, stream)?;
+            crate::launch::copy(&plan, ss, ds, stream, Kernel::Menu)?
+        }
+    }
     Ok(plan)
 }
 
@@ -341,13 +374,26 @@ fn pinned<T: Element>(
     if plan.blocks() == 0 {
         return Ok(());
     }
-    check_contexts(&side_of(src)?, &side_of_mut(dst)?, stream)?;
     let (sg, dg) = (src.geometry()?, dst.geometry()?);
-    let src_pin = src.pin(stream);
-    let dst_pin = dst.pin(stream);
     let e = plan.dtype.size_bytes();
+    let Some(route) = &plan.peer else {
+        check_contexts(&side_of(src)?, &side_of_mut(dst)?, stream)?;
+        let src_pin = src.pin(stream);
+        let dst_pin = dst.pin(stream);
+        let (s, d) = (sg.span_at(src_pin.addr, e)?, dg.span_at(dst_pin.addr, e)?);
+        return crate::launch::with_copy_desc(plan, s, d, stream, f);
+    };
+    // Between devices: the route was made for these contexts and this stream (make_plan, or
+    // launch's check); the pins order both buffers' own streams around the launch.
+    let (src_ctx, dst_ctx) = (src.context().clone(), dst.context().clone());
+    let src_pin = src.pin_on(stream)?;
+    let dst_pin = dst.pin_on(stream)?;
     let (s, d) = (sg.span_at(src_pin.addr, e)?, dg.span_at(dst_pin.addr, e)?);
-    crate::launch::with_copy_desc(plan, s, d, stream, f)
+    if route.copy_engine() {
+        crate::launch::peer_memcpy(route, (&src_ctx, s), (&dst_ctx, d), stream)
+    } else {
+        crate::launch::with_copy_desc(plan, s, d, stream, f)
+    }
 }
 
 fn check_contexts(src: &Side, dst: &Side, stream: &Arc<CudaStream>) -> Result<()> {

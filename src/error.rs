@@ -148,13 +148,42 @@ pub enum Error {
         /// The destination side.
         dst: DType,
     },
-    /// A buffer and the stream belong to different devices or contexts.
+    /// A buffer and the stream belong to different contexts of one device, or an index or status
+    /// buffer to another device than the stream's. (Views on two devices are a copy between
+    /// devices: peer access or the copy engine, see [`crate::PeerRoute`].)
     #[error("{what} belongs to device {buffer_device}, the stream to device {stream_device}")]
     WrongContext {
         /// What was checked.
         what: &'static str,
         /// Device ordinal of the buffer.
         buffer_device: usize,
+        /// Device ordinal of the stream.
+        stream_device: usize,
+    },
+    /// A copy between two devices that only a kernel can do (a layout the copy engine does not
+    /// take: a pad, a transpose, a block table, an atom the caller named), where the stream's
+    /// device cannot map the other device's memory (`cuDeviceCanAccessPeer` says no, or the driver
+    /// refused `cuCtxEnablePeerAccess`). Nothing is written; the copy engine still moves contiguous
+    /// and pitched data between such devices.
+    #[error("{what} from device {src_device} to device {dst_device} needs a kernel on device {stream_device} reading or writing the other device's memory, and device {stream_device} has no peer access to it")]
+    NoPeerAccess {
+        /// What only a kernel does.
+        what: &'static str,
+        /// Device ordinal of the source.
+        src_device: usize,
+        /// Device ordinal of the destination.
+        dst_device: usize,
+        /// Device ordinal of the stream.
+        stream_device: usize,
+    },
+    /// A copy between two devices on a stream of a third: a copy between devices runs on a
+    /// stream of the source's device (push) or the destination's (pull).
+    #[error("the source is on device {src_device} and the destination on device {dst_device}, the stream on device {stream_device}: use a stream of one of them")]
+    StreamOnThirdDevice {
+        /// Device ordinal of the source.
+        src_device: usize,
+        /// Device ordinal of the destination.
+        dst_device: usize,
         /// Device ordinal of the stream.
         stream_device: usize,
     },

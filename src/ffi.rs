@@ -544,3 +544,107 @@ pub(crate) fn driver_present() -> bool {
 pub(crate) fn runtime_device_count() -> i32 {
     bridge::runtime_device_count()
 }
+
+// ---- Between devices: the driver calls of src/peer.rs (peer access and the copy engine). ----
+
+use cudarc::driver::sys as cu;
+use cudarc::driver::CudaContext;
+
+/// Whether `device` can map `peer`'s memory (`cuDeviceCanAccessPeer`).
+pub(crate) fn can_access_peer(device: &CudaContext, peer: &CudaContext) -> Result<bool, Error> {
+    let mut can = 0i32;
+    // SAFETY: both handles come from live cudarc contexts; the driver writes one int.
+    unsafe { cu::cuDeviceCanAccessPeer(&mut can, device.cu_device(), peer.cu_device()) }
+        .result()?;
+    Ok(can != 0)
+}
+
+/// Let kernels of `from`'s context read and write `to`'s memory (`cuCtxEnablePeerAccess` with
+/// `from` current): true when enabled now or before, false when the driver refuses the pair
+/// (peer access unsupported, or too many peers).
+pub(crate) fn enable_peer_access(from: &CudaContext, to: &CudaContext) -> Result<bool, Error> {
+    from.bind_to_thread()?;
+    // SAFETY: `to` is a live primary context held by its `Arc`; the flags must be 0.
+    match unsafe { cu::cuCtxEnablePeerAccess(to.cu_ctx(), 0) } {
+        cu::CUresult::CUDA_SUCCESS | cu::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {
+            Ok(true)
+        }
+        cu::CUresult::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+        | cu::CUresult::CUDA_ERROR_TOO_MANY_PEERS => Ok(false),
+        e => Err(Error::Driver(cudarc::driver::DriverError(e))),
+    }
+}
+
+/// One side of a copy-engine copy between contexts: its context, the address of its first row
+/// and its row pitch in bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PeerSide<'a> {
+    pub ctx: &'a CudaContext,
+    pub addr: u64,
+    pub pitch: u64,
+}
+
+/// Enqueue `rows` rows of `row_bytes` from `src` to `dst` on the copy engine, on `stream` (of
+/// either side's context): one `cuMemcpyPeerAsync` for a single row, else one
+/// `cuMemcpy3DPeerAsync` of depth 1.
+///
+/// Callers (`peer.rs`) build both sides from views whose extent has been checked against their
+/// allocation, hold the views' pins (cudarc guards and the cross-device waits) while enqueuing,
+/// and have bound `stream`'s context.
+pub(crate) fn memcpy_peer(
+    src: PeerSide<'_>,
+    dst: PeerSide<'_>,
+    row_bytes: u64,
+    rows: u64,
+    stream: &cudarc::driver::CudaStream,
+) -> Result<(), Error> {
+    if rows == 0 || row_bytes == 0 {
+        return Ok(());
+    }
+    if rows == 1 {
+        // SAFETY: per the contract above, both ranges of `row_bytes` are live device memory of
+        // their contexts, kept alive and ordered by the caller's pins.
+        unsafe {
+            cudarc::driver::result::memcpy_peer_async(
+                dst.ctx.cu_ctx(),
+                dst.addr,
+                src.ctx.cu_ctx(),
+                src.addr,
+                row_bytes as usize,
+                stream.cu_stream(),
+            )
+        }?;
+        return Ok(());
+    }
+    let p = cu::CUDA_MEMCPY3D_PEER {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: cu::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcHost: std::ptr::null(),
+        srcDevice: src.addr,
+        srcArray: std::ptr::null_mut(),
+        srcContext: src.ctx.cu_ctx(),
+        srcPitch: src.pitch as usize,
+        srcHeight: rows as usize,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: cu::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: dst.addr,
+        dstArray: std::ptr::null_mut(),
+        dstContext: dst.ctx.cu_ctx(),
+        dstPitch: dst.pitch as usize,
+        dstHeight: rows as usize,
+        WidthInBytes: row_bytes as usize,
+        Height: rows as usize,
+        Depth: 1,
+    };
+    // SAFETY: per the contract above, `rows` rows of `row_bytes` at each side's pitch are live
+    // device memory of its context; the descriptor is read during the call only.
+    unsafe { cu::cuMemcpy3DPeerAsync(&p, stream.cu_stream()) }.result()?;
+    Ok(())
+}

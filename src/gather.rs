@@ -11,6 +11,7 @@ use crate::batch::{BatchPlan, Index};
 use crate::device::check_context;
 use crate::error::{Error, Result};
 use crate::ffi::RowsDesc;
+use crate::peer::{PeerRoute, PeerShape};
 use crate::realign::{self, Rows};
 use crate::view::{MatrixView, MatrixViewMut};
 use crate::{launch, DType, Element};
@@ -155,19 +156,31 @@ pub(crate) fn check_cols<T: Element>(
     dst.geometry()?.check_extent()
 }
 
+/// Pin both views of an index-driven copy (`what`, for the reason text) for a launch on
+/// `stream`: in its context, or on two devices with the kernel's route between them (the index
+/// and status buffers stay on the stream's device), which is returned.
 pub(crate) fn pinned_pair<'s, T: Element>(
     src: &'s MatrixView<'_, T>,
     dst: &'s mut MatrixViewMut<'_, T>,
     stream: &'s Arc<CudaStream>,
-) -> Result<(crate::view::Pinned<'s>, crate::view::Pinned<'s>)> {
-    check_context("source", src.context(), stream)?;
-    check_context("destination", dst.context(), stream)?;
+    what: &'static str,
+) -> Result<(
+    crate::view::Pinned<'s>,
+    crate::view::Pinned<'s>,
+    Option<PeerRoute>,
+)> {
+    let (sc, dc) = (src.context(), dst.context());
+    let route = PeerRoute::of(sc, dc, stream.context(), PeerShape::Kernel(what))?;
+    if route.is_none() {
+        check_context("source", sc, stream)?;
+        check_context("destination", dc, stream)?;
+    }
     let e = T::DTYPE.size_bytes();
     let (sg, dg) = (src.geometry()?, dst.geometry()?);
-    let s = src.pin(stream);
-    let d = dst.pin(stream);
+    let s = src.pin_on(stream)?;
+    let d = dst.pin_on(stream)?;
     launch::disjoint(sg.span_at(s.addr, e)?, dg.span_at(d.addr, e)?)?;
-    Ok((s, d))
+    Ok((s, d, route))
 }
 
 pub(crate) fn row_desc<T: Element>(
@@ -261,14 +274,17 @@ fn indexed_rows<T: Element, I: Index>(
     let (idx, _ig) = index_addr(indices, stream)?;
     let mut desc = row_desc(src, dst)?;
     desc.items = if src.cols() == 0 { 0 } else { rows as i64 };
-    let (s, d) = pinned_pair(src, dst, stream)?;
+    let (s, d, peer) = pinned_pair(src, dst, stream, kind)?;
     (desc.src, desc.dst) = (s.addr, d.addr);
     match which {
         Indexed::Source => desc.src_index = idx,
         Indexed::Destination => desc.dst_index = idx,
     }
     desc.index_bytes = I::BYTES;
-    let plan = BatchPlan::of(kind, T::DTYPE, &[desc]);
+    let plan = BatchPlan {
+        peer,
+        ..BatchPlan::of(kind, T::DTYPE, &[desc])
+    };
     launch_indexed(desc, T::DTYPE, status, stream)?;
     Ok(plan)
 }
@@ -279,6 +295,13 @@ fn indexed_rows<T: Element, I: Index>(
 /// `n` blocks is a `(n * block_rows) × cols` matrix (vLLM's `[num_blocks, block_size, ...]`).
 /// `pairs` holds `2 * n` entries (`[n, 2]` row-major) on the device. A negative entry skips the
 /// pair; one past the last whole block of its side is skipped and counted in `status`.
+///
+/// The pools may be on two devices of one host (a prefill-to-decode KV transfer): the block table
+/// and `status` then live on the stream's device, and the same one launch runs there, reading
+/// the source pool over the link (a stream of the destination's device: pull) or writing the
+/// destination pool over it (push); it needs peer access ([`Error::NoPeerAccess`] otherwise,
+/// nothing written), and is ordered with the other pool's own stream as [`copy`](crate::copy)
+/// is.
 pub fn copy_blocks<T: Element, I: Index>(
     src: &MatrixView<'_, T>,
     dst: &mut MatrixViewMut<'_, T>,
@@ -301,7 +324,7 @@ pub fn copy_blocks<T: Element, I: Index>(
     let (idx, _ig) = index_addr(pairs, stream)?;
     let dst_blocks = (dst.rows() / block_rows) as i64;
     let ld = dst.ld() as i64;
-    let (s, d) = pinned_pair(src, dst, stream)?;
+    let (s, d, peer) = pinned_pair(src, dst, stream, "a block table")?;
     let e = T::DTYPE.size_bytes() as i64;
     let (cols, ls) = (src.cols() as i64, src.ld() as i64);
     let br = block_rows as i64;
@@ -329,7 +352,10 @@ pub fn copy_blocks<T: Element, I: Index>(
         index_stride: 2,
         ..realign::rows_desc(side(s.addr, sp), side(d.addr, dp))
     };
-    let plan = BatchPlan::of("block copy", T::DTYPE, &[desc]);
+    let plan = BatchPlan {
+        peer,
+        ..BatchPlan::of("block copy", T::DTYPE, &[desc])
+    };
     launch_indexed(desc, T::DTYPE, status, stream)?;
     Ok(plan)
 }

@@ -54,7 +54,13 @@ pub(crate) fn with_copy_desc(
     stream.context().bind_to_thread()?;
     let (lean_threads, prefetch) = if plan.realigned() {
         let one = plan.rows_desc_at(src.addr, dst.addr);
-        realign::by_value(&one, false, device.l2_bytes)
+        // Between devices the link paces the copy: the rules read as for an unknown L2.
+        let l2 = if plan.peer.is_some() {
+            0
+        } else {
+            device.l2_bytes
+        };
+        realign::by_value(&one, false, l2)
     } else {
         (0, 0)
     };
@@ -88,6 +94,36 @@ pub(crate) fn copy(
     kernel: Kernel,
 ) -> Result<()> {
     with_copy_desc(plan, src, dst, stream, |desc| ffi::launch(desc, kernel))
+}
+
+/// Enqueue a copy-engine route between devices (src/peer.rs): element (0, 0) of each side at
+/// its span's address, in its context; the views' pins held by the caller.
+pub(crate) fn peer_memcpy(
+    route: &crate::PeerRoute,
+    (src_ctx, src): (&Arc<cudarc::driver::CudaContext>, Span),
+    (dst_ctx, dst): (&Arc<cudarc::driver::CudaContext>, Span),
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let Some((rows, row_bytes, src_pitch, dst_pitch)) = route.rows() else {
+        return Err(Error::Unsupported(format!(
+            "{route:?} is not a copy-engine route"
+        )));
+    };
+    disjoint(src, dst)?;
+    stream.context().bind_to_thread()?;
+    let (s, d) = (
+        ffi::PeerSide {
+            ctx: src_ctx,
+            addr: src.addr,
+            pitch: src_pitch,
+        },
+        ffi::PeerSide {
+            ctx: dst_ctx,
+            addr: dst.addr,
+            pitch: dst_pitch,
+        },
+    );
+    ffi::memcpy_peer(s, d, row_bytes, rows, stream)
 }
 
 /// Launch one realign descriptor by value (its addresses absolute), with the device status

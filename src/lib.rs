@@ -72,6 +72,13 @@
 //! (tests/graph_gpu.rs), but cudarc's per-buffer event tracking — on once a context has more than one
 //! stream — inserts waits that CUDA refuses inside a capture: capture with tracking off
 //! (`unsafe { ctx.disable_event_tracking() }` before creating the buffers) and order streams yourself.
+//!
+//! ## Between GPUs
+//!
+//! Source and destination may be on two devices of one host, the stream on either: the copy
+//! engine moves runs and pitched rows, the plan's own kernel reads or writes the other device's
+//! memory for any other layout (peer access enabled once per pair), as the plan's [`PeerRoute`]
+//! says and explains ([`DevicePair`] holds the facts; docs/between-gpus.md).
 #![warn(missing_docs)]
 
 mod atom;
@@ -86,6 +93,7 @@ mod ffi;
 mod gather;
 mod launch;
 mod layout;
+mod peer;
 mod plan;
 mod realign;
 pub mod reference;
@@ -114,6 +122,10 @@ pub use gather::{
     copy_blocks, gather_rows, scatter_rows, upload_block_table, upload_indices, IndexStatus,
 };
 pub use layout::{coalesce_layouts, Layout, MAX_RANK};
+pub use peer::{
+    DevicePair, PeerEngine, PeerLink, PeerRoute, PeerShape, PEER_MEMCPY_MAX_PITCH,
+    PEER_MEMCPY_MIN_ROW_BYTES,
+};
 pub use plan::{
     coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, TensorPlan, TensorRoute,
     MAX_BLOCKS, RAGGED_ROW_MIN_BYTES, REALIGN_MIN_ROW_BYTES,

@@ -13,18 +13,32 @@ use crate::view::{Place, RawTensor, TensorView, TensorViewMut};
 use crate::{DType, DeviceInfo, Element};
 
 /// Plan a tensor copy of `src` into `dst` (equal shapes, any layouts). Nothing is launched.
+/// Views on two devices are planned for a stream of the source's device (see
+/// [`PeerRoute`](crate::PeerRoute)).
 pub fn plan_tensor<T: Element>(
     src: &TensorView<'_, T>,
     dst: &TensorViewMut<'_, T>,
 ) -> Result<TensorPlan> {
+    plan_on(src, dst, src.context())
+}
+
+/// [`plan_tensor`] for a launch on a stream of `on`: its device facts, and a route between
+/// devices when the views are on two.
+fn plan_on<T: Element>(
+    src: &TensorView<'_, T>,
+    dst: &TensorViewMut<'_, T>,
+    on: &Arc<cudarc::driver::CudaContext>,
+) -> Result<TensorPlan> {
     let e = T::DTYPE.size_bytes();
-    plan_places(
+    let mut plan = plan_places(
         T::DTYPE,
         (src.place(), src.alloc_base()),
         (dst.place(), dst.alloc_base()),
         e,
-        &DeviceInfo::of(src.context())?,
-    )
+        &DeviceInfo::of(on)?,
+    )?;
+    crate::peer::route_tensor(&mut plan, src.context(), dst.context(), on)?;
+    Ok(plan)
 }
 
 fn plan_places(
@@ -41,8 +55,37 @@ fn plan_places(
     TensorPlan::for_device(dtype, s.layout, d.layout, offsets, device)
 }
 
+/// Launch a non-empty tensor plan, coordinate 0 of each side at its address: on the copy engine
+/// when its route between devices says so (the coalesced run, or rows at their pitches, from
+/// element 0), else on its family's kernel.
+fn launch(
+    plan: &TensorPlan,
+    (src_ctx, src): (&Arc<cudarc::driver::CudaContext>, u64),
+    (dst_ctx, dst): (&Arc<cudarc::driver::CudaContext>, u64),
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    match &plan.peer {
+        Some(route) if route.copy_engine() => {
+            let e = plan.dtype.size_bytes() as u64;
+            let span = |addr, l: &crate::Layout| -> Result<crate::launch::Span> {
+                Ok(crate::launch::Span {
+                    addr,
+                    bytes: l.cosize()? as u64 * e,
+                })
+            };
+            let (s, d) = (span(src, &plan.src)?, span(dst, &plan.dst)?);
+            crate::launch::peer_memcpy(route, (src_ctx, s), (dst_ctx, d), stream)
+        }
+        _ => crate::launch::tensor(plan, src, dst, stream),
+    }
+}
+
 /// Copy `src` into `dst`: views of any rank (1 to 6) and any layouts of equal shape — a
 /// transpose, a permute, NCHW -> NHWC, a batched strided slice. Returns the plan it ran.
+///
+/// `src` and `dst` may be on two devices of one host, `stream` on either (as for
+/// [`copy`](crate::copy)): the copy engine for a copy that is one run or rows at a pitch, the
+/// plan's kernel reading or writing the other device's memory for any other layout.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), cute_copy::Error> {
@@ -60,15 +103,23 @@ pub fn copy_tensor<T: Element>(
     dst: &mut TensorViewMut<'_, T>,
     stream: &Arc<CudaStream>,
 ) -> Result<TensorPlan> {
-    let plan = plan_tensor(src, dst)?;
+    let plan = plan_on(src, dst, stream.context())?;
     if plan.src.size() == 0 {
         return Ok(plan);
     }
-    check_context("source", src.context(), stream)?;
-    check_context("destination", dst.context(), stream)?;
-    let s = src.pin(stream);
-    let d = dst.pin(stream);
-    crate::launch::tensor(&plan, s.addr, d.addr, stream)?;
+    if plan.peer.is_none() {
+        check_context("source", src.context(), stream)?;
+        check_context("destination", dst.context(), stream)?;
+        let s = src.pin(stream);
+        let d = dst.pin(stream);
+        crate::launch::tensor(&plan, s.addr, d.addr, stream)?;
+        return Ok(plan);
+    }
+    // Between devices: the pins order both buffers' own streams around the launch.
+    let (src_ctx, dst_ctx) = (src.context().clone(), dst.context().clone());
+    let s = src.pin_on(stream)?;
+    let d = dst.pin_on(stream)?;
+    launch(&plan, (&src_ctx, s.addr), (&dst_ctx, d.addr), stream)?;
     Ok(plan)
 }
 
@@ -85,20 +136,25 @@ pub fn copy_tensor_raw(
         });
     }
     let e = src.dtype().size_bytes();
-    let plan = plan_places(
+    let mut plan = plan_places(
         src.dtype(),
         (src.place(), src.ptr()),
         (dst.place(), dst.ptr()),
         e,
-        &DeviceInfo::of(src.context())?,
+        &DeviceInfo::of(stream.context())?,
     )?;
+    crate::peer::route_tensor(&mut plan, src.context(), dst.context(), stream.context())?;
     if plan.src.size() == 0 {
         return Ok(plan);
     }
-    check_context("source", src.context(), stream)?;
-    check_context("destination", dst.context(), stream)?;
+    if plan.peer.is_none() {
+        check_context("source", src.context(), stream)?;
+        check_context("destination", dst.context(), stream)?;
+    }
+    // Raw memory of another device: the caller orders it (the constructors' contract).
     let at = |t: &RawTensor| t.ptr() + (t.offset() * e) as u64;
-    crate::launch::tensor(&plan, at(src), at(dst), stream)?;
+    let (s, d) = ((src.context(), at(src)), (dst.context(), at(dst)));
+    launch(&plan, s, d, stream)?;
     Ok(plan)
 }
 

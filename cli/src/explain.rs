@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cute_copy::{Operand, Operation, Plan, TiledCopySpec};
+use cute_copy::{DevicePair, Operand, Operation, PeerRoute, PeerShape, Plan, TiledCopySpec};
 use serde_json::json;
 
 use crate::flags::{Case, ShapeArgs};
@@ -25,6 +25,28 @@ pub(crate) struct ExplainArgs {
     /// (cells outside the matrix hatched) when any tile is predicated.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// A copy between GPUs: the source's, the destination's and the stream's devices
+    /// (`0,1,1`: pulled by device 1); the route the rule picks is printed first.
+    #[arg(long, value_name = "SRC,DST,STREAM", value_parser = parse_devices)]
+    between: Option<(usize, usize, usize)>,
+    /// With `--between`: the stream's device has no peer access to the other.
+    #[arg(long, requires = "between")]
+    no_peer: bool,
+}
+
+fn parse_devices(s: &str) -> Result<(usize, usize, usize), String> {
+    let v: Vec<usize> = s
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<usize>()
+                .map_err(|e| format!("'{x}' in '{s}': {e}"))
+        })
+        .collect::<Result<_, _>>()?;
+    match v[..] {
+        [a, b, c] => Ok((a, b, c)),
+        _ => Err(format!("'{s}' is not SRC,DST,STREAM")),
+    }
 }
 
 /// Which tiles take the predicated path: those at or past the first tile row (column) that is not
@@ -60,8 +82,11 @@ struct Explanation {
 }
 
 impl Explanation {
-    fn new(case: &Case, thread: usize) -> CliResult<Self> {
-        let plan = case.plan()?;
+    fn new(case: &Case, thread: usize, between: Option<DevicePair>) -> CliResult<Self> {
+        let mut plan = case.plan()?;
+        if let Some(pair) = between {
+            plan.peer = PeerRoute::choose(pair, PeerShape::of_plan(&plan))?;
+        }
         let spec = TiledCopySpec::for_kernel(plan.atom, plan.dtype)?;
         let coords = spec.thread_coords(thread)?;
         let layout = spec.thread_layout_string(thread)?;
@@ -105,6 +130,9 @@ impl Explanation {
         let (p, spec) = (&self.plan, &self.spec);
         out!("{p}");
         outln!();
+        if p.peer.is_some_and(|r| r.copy_engine()) {
+            outln!("(the copy engine moves this copy between devices; below, the kernel a kernel route would run)");
+        }
         outln!("{spec}");
         if p.lean_run() {
             outln!("  (the general realign kernel's TiledCopy and partition; this run copies on the lean run kernel: its tiles and thread layout are in the plan above)");
@@ -227,6 +255,14 @@ impl Explanation {
                 "predicated_last_col": p.predicated_last_col,
             },
             "reasons": p.reasons(),
+            "peer": p.peer.map(|r| json!({
+                "src_device": r.pair.src,
+                "dst_device": r.pair.dst,
+                "stream_device": r.pair.stream,
+                "link": format!("{:?}", r.pair.link),
+                "engine": format!("{:?}", r.engine),
+                "reasons": r.reasons(),
+            })),
             "tiled_copy": {
                 "atom": spec.atom().cli_name(),
                 "cute_op": spec.atom().cute_op(),
@@ -327,7 +363,10 @@ fn boundary_masks(plan: &Plan, spec: &TiledCopySpec) -> CliResult<Vec<VectorMask
 
 pub(crate) fn explain(args: &ExplainArgs) -> CliResult {
     let case = args.shape.case()?;
-    let ex = Explanation::new(&case, args.thread)?;
+    let between = args
+        .between
+        .map(|(s, d, on)| DevicePair::new(s, d, on, !args.no_peer));
+    let ex = Explanation::new(&case, args.thread, between)?;
     if let Some(file) = &args.svg {
         let valid = ex.boundary_tile.map(|(_, v)| v);
         write_svg(file, &ex.spec, valid)?;

@@ -2,7 +2,8 @@
 //!
 //!   cute-copy demo [--m 4096 --n 4096]   the tutorial TiledCopy explained, then run and verified
 //!   cute-copy explain --dtype f16 --rows 130 --cols 130 [--thread T] [--json] [--svg FILE]
-//!                                        the plan, TiledCopy, partition and masks (no GPU needed)
+//!                                        the plan, TiledCopy, partition and masks (no GPU needed);
+//!                                        [--between SRC,DST,STREAM [--no-peer]]: a copy between GPUs
 //!   cute-copy svg (--tutorial | --atom NAME --dtype D) [--valid R,C] FILE
 //!                                        a TiledCopy's thread-value map as an SVG picture
 //!   cute-copy run --dtype f16 --rows R --cols C [--iters N]

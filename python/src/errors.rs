@@ -15,7 +15,8 @@ pub fn to_py(e: Error) -> PyErr {
         | Error::Cuda { .. }
         | Error::NoKernels(_)
         | Error::UnsupportedArch { .. }
-        | Error::GridTooLarge { .. } => PyRuntimeError::new_err(msg),
+        | Error::GridTooLarge { .. }
+        | Error::NoPeerAccess { .. } => PyRuntimeError::new_err(msg),
         Error::IndexOutOfRange { .. } => PyIndexError::new_err(msg),
         Error::Refused(_)
         | Error::Shape(_)
@@ -27,6 +28,7 @@ pub fn to_py(e: Error) -> PyErr {
         | Error::UnsupportedConversion { .. }
         | Error::Normalize(_)
         | Error::WrongContext { .. }
+        | Error::StreamOnThirdDevice { .. }
         | Error::Misaligned { .. }
         | Error::AtomNarrowerThanElement { .. }
         | Error::AtomCannotZeroFill(_)

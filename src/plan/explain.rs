@@ -10,6 +10,8 @@ use super::{
 };
 use crate::atom::Family;
 use crate::batch::BatchPlan;
+use crate::peer::{PeerEngine, PeerLink, PeerRoute, PeerShape};
+use crate::peer::{PEER_MEMCPY_MAX_PITCH, PEER_MEMCPY_MIN_ROW_BYTES};
 use crate::realign;
 use crate::transpose::{
     Access, TileKind, TileStage, ITEM_MAX_BYTES, NARROW_MAX_BYTES, NARROW_REGISTER_ROWS,
@@ -150,7 +152,9 @@ impl Plan {
         let e = self.dtype.size_bytes();
         let span = crate::view::span(src.rows, src.cols, src.ld).unwrap_or(0) * e;
         let ahead = self.l2_prefetch_tasks(l2_bytes);
-        if l2_bytes == 0 {
+        if self.peer.is_some() {
+            format!("no L2 prefetch: the copy ({:.1} MiB of source span) crosses the link between devices, which paces it, not this device's DRAM", mib(span))
+        } else if l2_bytes == 0 {
             format!("L2 prefetch when the source span ({:.1} MiB) is at least the device's L2: no device to ask here", mib(span))
         } else if ahead > 0 {
             format!(
@@ -182,7 +186,12 @@ impl Plan {
                 if per == 1 { "" } else { "s" }
             )
         };
-        let which = if l2_bytes == 0 {
+        let which = if self.peer.is_some() {
+            format!(
+                "{}: the copy crosses the link between devices, which paces it, so the rule is read as for a copy that streams from DRAM",
+                shape(256)
+            )
+        } else if l2_bytes == 0 {
             format!(
                 "{} when source and destination ({:.1} MiB together) fit in the device's L2 (part of them stays there between back-to-back copies, and more loads per thread win), else {} (the copy streams from DRAM; finer tiles win): no device to ask here",
                 shape(128),
@@ -212,7 +221,11 @@ impl Plan {
     }
 
     fn realign_reasons(&self) -> Vec<String> {
-        let l2 = self.device.map_or(0, |d| d.l2_bytes); // 0: made for no device
+        // 0: made for no device, or a copy between devices (the link paces it, not the L2)
+        let l2 = match self.peer {
+            Some(_) => 0,
+            None => self.device.map_or(0, |d| d.l2_bytes),
+        };
         let e = self.dtype.size_bytes();
         let (src, dst) = self.launched;
         let mut r = Vec::new();
@@ -328,9 +341,18 @@ impl fmt::Display for Plan {
             self.dst.rows,
             self.dst.cols,
             self.dst.ld,
-            self.atom
+            match &self.peer {
+                Some(r) if r.copy_engine() => "the copy engine".to_string(),
+                _ => self.atom.to_string(),
+            }
         )?;
-        for r in self.reasons() {
+        // A copy between devices: the route first; the kernel's reasons when a kernel runs.
+        let route = self.peer.iter().flat_map(PeerRoute::reasons);
+        let kernel = match &self.peer {
+            Some(r) if r.copy_engine() => Vec::new(),
+            _ => self.reasons(),
+        };
+        for r in route.chain(kernel) {
             writeln!(f, "  - {r}")?;
         }
         Ok(())
@@ -466,6 +488,9 @@ impl fmt::Display for BatchPlan {
             if self.items == 1 { "" } else { "s" },
             Atom::Realign128
         )?;
+        for r in self.peer.iter().flat_map(PeerRoute::reasons) {
+            writeln!(f, "  - {r}")?;
+        }
         writeln!(
             f,
             "  - one kernel for all of them: the descriptors (shape, pitches, offsets, indices) {}; a warp task is (item, row, 2 KiB segment), {} tasks in all ({} blocks of {} warps); a batch finds each task's copy from a block table (for every 8 tasks, the last copy starting at or before them) over the prefix sums of the task counts",
@@ -521,5 +546,87 @@ fn access_reason(side: &str, access: Access, kind: TileKind) -> String {
             }
         ),
         Access::Element => format!("{side}: element by element (no unit stride along the mode the tile accesses on this side)"),
+    }
+}
+
+impl PeerRoute {
+    /// Why a copy between devices crosses as it does, one sentence each: what `Display` of its
+    /// plan prints first.
+    pub fn reasons(&self) -> Vec<String> {
+        let p = &self.pair;
+        let other = p.other();
+        let mut r = vec![format!(
+            "between devices: the source on device {}, the destination on device {}, the stream on device {}: the copy is ordered on the stream, and the other device's buffer as cudarc orders a buffer's users: the copy waits for its pending work, its later users wait for the copy (its events, recorded on a stream of its device set aside for this; with cudarc's event tracking off, its own stream, which waits for the copy)",
+            p.src, p.dst, p.stream
+        )];
+        r.push(match p.link {
+            PeerLink::Peer => format!(
+                "device {} has peer access to device {other} (cuDeviceCanAccessPeer, enabled once for the pair by cuCtxEnablePeerAccess): its kernels and copy engines reach device {other}'s memory at its plain address (unified addressing), over NVLink where the pair has it",
+                p.stream
+            ),
+            PeerLink::NoPeer => format!(
+                "device {} has no peer access to device {other}: only the copy engine moves data between them, the driver staging it (through host memory where no direct path exists)",
+                p.stream
+            ),
+            PeerLink::SameDevice => format!("one device ({})", p.src),
+        });
+        r.push(match (self.engine, self.shape) {
+            (PeerEngine::CopyEngine, PeerShape::Run { bytes }) => format!(
+                "one contiguous run of {bytes} B on both sides: the copy engine (cuMemcpyPeerAsync), which moves it at the link's rate and leaves every SM to other work"
+            ),
+            (
+                PeerEngine::CopyEngine2D,
+                PeerShape::Pitched {
+                    rows,
+                    row_bytes,
+                    src_pitch,
+                    dst_pitch,
+                },
+            ) => {
+                let why = if p.link == PeerLink::Peer {
+                    format!("rows of at least {PEER_MEMCPY_MIN_ROW_BYTES} B")
+                } else {
+                    "no peer access for a kernel".to_string()
+                };
+                format!(
+                    "{rows} rows of {row_bytes} B at pitches {src_pitch} / {dst_pitch} B ({why}): the copy engine (cuMemcpy3DPeerAsync, depth 1), one call for all the rows, no SM used"
+                )
+            }
+            (_, shape) => {
+                let what = match shape {
+                    PeerShape::Kernel(what) => what.to_string(),
+                    PeerShape::Pitched {
+                        rows,
+                        src_pitch,
+                        dst_pitch,
+                        ..
+                    } if src_pitch.max(dst_pitch) > PEER_MEMCPY_MAX_PITCH => format!(
+                        "{rows} rows at a pitch past the copy engine's {PEER_MEMCPY_MAX_PITCH} B"
+                    ),
+                    PeerShape::Pitched {
+                        rows, row_bytes, ..
+                    } => format!(
+                        "{rows} rows of {row_bytes} B, shorter than {PEER_MEMCPY_MIN_ROW_BYTES} B (the copy engine would move a small piece per row)"
+                    ),
+                    PeerShape::Run { bytes } => format!("a run of {bytes} B"),
+                };
+                let how = if p.pulls() {
+                    format!(
+                        "pulls: it reads the source on device {} over the link and writes locally",
+                        p.src
+                    )
+                } else {
+                    format!(
+                        "pushes: it reads locally and writes the destination on device {} over the link",
+                        p.dst
+                    )
+                };
+                format!(
+                    "{what}: the plan's own kernel runs on device {} (the stream's) and {how}; which side should run it is for the peer_* benches to say (docs/between-gpus.md)",
+                    p.stream
+                )
+            }
+        });
+        r
     }
 }

@@ -189,6 +189,10 @@ pub struct Plan {
     /// Interior tiles run the unpredicated path (default). `false` predicates every tile: only
     /// useful to measure what peeling saves.
     pub peel: bool,
+    /// For a copy between two devices, how it crosses ([`PeerRoute`](crate::PeerRoute): the
+    /// copy engine, or this plan's kernel reading or writing the other device's memory, run as
+    /// for an unknown L2: the link paces it, not this device's DRAM); `None` within one device.
+    pub peer: Option<crate::PeerRoute>,
 }
 
 impl Plan {
@@ -348,6 +352,7 @@ impl Plan {
             predicated_last_row: dst.rows % tm != 0 || src.rows < dst.rows,
             predicated_last_col: dst.cols % tn != 0 || src.cols < dst.cols,
             peel: true,
+            peer: None,
         })
     }
 

@@ -55,6 +55,9 @@ pub struct TensorPlan {
     pub offset_bytes: (usize, usize),
     /// The family and its launch.
     pub route: TensorRoute,
+    /// For a copy between two devices, how it crosses (see [`Plan::peer`]); `None` within one
+    /// device.
+    pub peer: Option<crate::PeerRoute>,
 }
 
 fn matrix_operand(l: &Layout, offset_bytes: usize) -> Option<Operand> {
@@ -110,6 +113,7 @@ impl TensorPlan {
                 coalesced: (src, dst),
                 offset_bytes,
                 route: TensorRoute::Empty,
+                peer: None,
             });
         }
         let (cs, cd) = coalesce_layouts(&src, &dst)?;
@@ -159,6 +163,7 @@ impl TensorPlan {
             coalesced: (cs, cd),
             offset_bytes,
             route,
+            peer: None,
         })
     }
 
@@ -190,7 +195,9 @@ impl fmt::Display for TensorPlan {
             "  coalesced: {} -> {}",
             self.coalesced.0, self.coalesced.1
         )?;
+        let engine = self.peer.filter(crate::PeerRoute::copy_engine);
         match &self.route {
+            _ if engine.is_some() => writeln!(f, "  route: the copy engine between devices")?,
             TensorRoute::Empty => writeln!(f, "  route: none, a zero extent: nothing is launched")?,
             TensorRoute::Matrix(p) => writeln!(f, "  route: 2D engine, {:?}", p.atom)?,
             TensorRoute::Rows { plan, items, .. } => writeln!(
@@ -232,7 +239,17 @@ impl fmt::Display for TensorPlan {
                 }
             }
         }
-        for r in self.reasons() {
+        // A copy between devices: the route first; on the copy engine, only the coalescing.
+        let own = self.reasons();
+        let own = if engine.is_some() {
+            &own[..1]
+        } else {
+            &own[..]
+        };
+        for r in self.peer.iter().flat_map(crate::PeerRoute::reasons) {
+            writeln!(f, "  - {r}")?;
+        }
+        for r in own {
             writeln!(f, "  - {r}")?;
         }
         Ok(())

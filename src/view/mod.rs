@@ -61,6 +61,77 @@ struct RawMem<'a> {
 pub(crate) struct Pinned<'a> {
     pub addr: u64,
     _guard: Option<SyncOnDrop<'a>>,
+    /// For a cudarc buffer of another device than the launch's stream (a copy between devices):
+    /// what orders the buffer's later work after the launch, run on drop (see `across`).
+    after: Option<Box<dyn FnOnce() + 'a>>,
+}
+
+impl Drop for Pinned<'_> {
+    fn drop(&mut self) {
+        if let Some(after) = self.after.take() {
+            after();
+        }
+    }
+}
+
+impl Pinned<'_> {
+    fn raw(addr: u64) -> Self {
+        Pinned {
+            addr,
+            _guard: None,
+            after: None,
+        }
+    }
+}
+
+/// Pin a cudarc buffer of another device than `stream`'s, whose own stream is `home`, for a
+/// launch on `stream`. `pin(on, record)` takes the buffer's cudarc guard on `on` (which makes `on`
+/// wait for the buffer's pending work, as cudarc's events say) and drops it (`record`: the
+/// buffer's event is recorded on `on`) or forgets it. cudarc records a buffer's event only on a
+/// stream of the event's context, so the guard cannot be dropped on `stream`:
+/// - where the buffer's context orders streams by events (cudarc's default once a context has a
+///   stream of its own),
+///   `stream` waits for the buffer's events themselves, and after the launch a stream of the
+///   buffer's device set aside for this (`crate::peer::side_stream`) waits for the launch and
+///   records the buffer's event: its later users wait for the copy, `home` is not held up;
+/// - else `stream` waits for all of `home`'s work so far, and after the launch `home` waits for
+///   the launch before the guard is taken and dropped there again.
+fn across<'s>(
+    home: Arc<CudaStream>,
+    stream: &'s CudaStream,
+    mut pin: impl FnMut(&CudaStream, bool) -> u64 + 's,
+) -> Result<Pinned<'s>> {
+    if home.context().is_managing_stream_synchronization() {
+        let side = crate::peer::side_stream(home.context())?;
+        let addr = pin(stream, false);
+        return Ok(Pinned {
+            addr,
+            _guard: None,
+            after: Some(Box::new(move || {
+                crate::peer::join_back(&side, stream);
+                pin(&side, true);
+            })),
+        });
+    }
+    let addr = pin(&home, true);
+    crate::peer::wait_for(stream, &home)?;
+    Ok(Pinned {
+        addr,
+        _guard: None,
+        after: Some(Box::new(move || {
+            crate::peer::join_back(&home, stream);
+            pin(&home, true);
+        })),
+    })
+}
+
+/// `SyncOnDrop` kept (`record`: dropped, recording the buffer's event) or forgotten (the wait
+/// it made stays, nothing is recorded).
+fn settle(addr: u64, guard: SyncOnDrop<'_>, record: bool) -> u64 {
+    if !record {
+        std::mem::forget(guard);
+    }
+    addr
 }
 
 /// Where a row-major matrix view sits in its allocation: element (0, 0) at `offset`, `rows ×
@@ -398,12 +469,29 @@ impl<'a, T: Element> TensorView<'a, T> {
                 Pinned {
                     addr: p + off,
                     _guard: Some(g),
+                    after: None,
                 }
             }
-            Mem::Raw(r) => Pinned {
-                addr: r.ptr + off,
-                _guard: None,
-            },
+            Mem::Raw(r) => Pinned::raw(r.ptr + off),
+        }
+    }
+
+    /// [`TensorView::pin`] for a launch on a stream of this device or another (a copy between
+    /// devices, ordered as `across` says). Raw memory of another device is the caller's to order
+    /// (the `from_raw` contract).
+    pub(crate) fn pin_on<'s>(&'s self, stream: &'s CudaStream) -> Result<Pinned<'s>> {
+        match self.mem {
+            Mem::Slice(s) if s.context() != stream.context() => {
+                let off = (std::mem::size_of::<T>() * self.place.offset) as u64;
+                let pin = move |on: &CudaStream, record| {
+                    let (addr, guard) = s.device_ptr(on);
+                    settle(addr, guard, record)
+                };
+                let mut p = across(s.stream().clone(), stream, pin)?;
+                p.addr += off;
+                Ok(p)
+            }
+            _ => Ok(self.pin(stream)),
         }
     }
 }
@@ -536,13 +624,32 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
                 Pinned {
                     addr: p + off,
                     _guard: Some(g),
+                    after: None,
                 }
             }
-            MemMut::Raw(r) => Pinned {
-                addr: r.ptr + off,
-                _guard: None,
-            },
+            MemMut::Raw(r) => Pinned::raw(r.ptr + off),
         }
+    }
+
+    /// [`TensorViewMut::pin`] for a launch on a stream of this device or another (see
+    /// [`TensorView::pin_on`]).
+    pub(crate) fn pin_on<'s>(&'s mut self, stream: &'s CudaStream) -> Result<Pinned<'s>> {
+        let foreign = matches!(&self.mem, MemMut::Slice(s) if s.context() != stream.context());
+        if !foreign {
+            return Ok(self.pin(stream));
+        }
+        let off = (std::mem::size_of::<T>() * self.place.offset) as u64;
+        let MemMut::Slice(s) = &mut self.mem else {
+            unreachable!("a cudarc buffer")
+        };
+        let home = s.stream().clone();
+        let pin = move |on: &CudaStream, record| {
+            let (addr, guard) = s.device_ptr_mut(on);
+            settle(addr, guard, record)
+        };
+        let mut p = across(home, stream, pin)?;
+        p.addr += off;
+        Ok(p)
     }
 }
 

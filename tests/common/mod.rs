@@ -238,3 +238,18 @@ impl<T: Element> Fixture<T> {
         compare(&want, &after)
     }
 }
+
+/// Streams on devices 0 and 1 for the tests between GPUs, or None after a visible skip line
+/// ("skipped: needs 2 GPUs") when fewer than two devices exist. A single-GPU host skips them even
+/// under `CUTE_COPY_REQUIRE_GPU=1`; `CUTE_COPY_REQUIRE_GPUS=2` (the two-GPU runs) fails instead.
+pub fn two_gpus() -> Option<(Arc<CudaStream>, Arc<CudaStream>)> {
+    let count = cute_copy::device_count();
+    if count < 2 {
+        if std::env::var("CUTE_COPY_REQUIRE_GPUS").is_ok_and(|n| n.parse().unwrap_or(0) >= 2) {
+            panic!("CUTE_COPY_REQUIRE_GPUS=2 but {count} GPU(s)");
+        }
+        let _ = writeln!(std::io::stderr(), "skipped: needs 2 GPUs (found {count})");
+        return None;
+    }
+    Some((cute_copy::stream(0).unwrap(), cute_copy::stream(1).unwrap()))
+}
