@@ -92,14 +92,16 @@ fn bench_layout<T: Element + WithDType>(
     let y = Tensor::zeros(view.shape(), view.dtype(), dev).expect("alloc");
     let plan = cc::plan_contiguous(&view).expect("plan");
     let bytes = plan.bytes_moved() as u64;
-    let mut g = c.benchmark_group(format!("candle_layout_{name}_{}", T::DTYPE));
+    let mut g = c.benchmark_group(format!("candle_layout_{name}_{}", <T as Element>::DTYPE));
     g.throughput(Throughput::Bytes(bytes));
     g.bench_function("cute_copy_contiguous", |b| {
         b.iter_custom(|k| gpu_time(&stream, k, || cc::contiguous(&view).map(drop)))
     });
     g.bench_function("candle_contiguous", |b| {
         b.iter_custom(|k| {
-            gpu_time(&stream, k, || view.contiguous().map(drop).map_err(Into::into))
+            gpu_time(&stream, k, || {
+                view.contiguous().map(drop).map_err(Into::into)
+            })
         })
     });
     g.bench_function("cute_copy_copy_into", |b| {

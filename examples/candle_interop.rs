@@ -49,8 +49,16 @@ fn random<T: cute_copy::Element + candle_core::WithDType>(
 fn bits(t: &Tensor) -> Result<Vec<u64>> {
     let t = t.to_device(&Device::Cpu)?.flatten_all()?;
     Ok(match t.dtype() {
-        DType::F16 => t.to_vec1::<f16>()?.iter().map(|x| x.to_bits() as u64).collect(),
-        DType::F32 => t.to_vec1::<f32>()?.iter().map(|x| x.to_bits() as u64).collect(),
+        DType::F16 => t
+            .to_vec1::<f16>()?
+            .iter()
+            .map(|x| x.to_bits() as u64)
+            .collect(),
+        DType::F32 => t
+            .to_vec1::<f32>()?
+            .iter()
+            .map(|x| x.to_bits() as u64)
+            .collect(),
         DType::U8 => t.to_vec1::<u8>()?.iter().map(|&x| x as u64).collect(),
         d => return Err(Error::Unsupported(format!("{d:?} in this example"))),
     })
@@ -69,7 +77,11 @@ fn check(what: &str, got: &Tensor, want: &Tensor) -> Result<()> {
 /// `permute` of `x` (on the GPU) against candle's CPU `permute().contiguous()`, its plan, and
 /// cute-copy's time against candle's own `contiguous()` of the same view.
 fn layout_change(name: &str, x: &Tensor, cpu: &Tensor, dims: &[usize]) -> Result<()> {
-    println!("\n== {name}: permute {dims:?} of {:?} {:?}", x.dims(), x.dtype());
+    println!(
+        "\n== {name}: permute {dims:?} of {:?} {:?}",
+        x.dims(),
+        x.dtype()
+    );
     let view = x.permute(dims)?;
     println!("{}", cc::plan_contiguous(&view)?);
     let y = cc::permute(x, dims)?;
@@ -94,11 +106,21 @@ fn layout_change(name: &str, x: &Tensor, cpu: &Tensor, dims: &[usize]) -> Result
 fn run(dev: &Device) -> Result<()> {
     // Layout changes: attention heads [B,H,S,D] -> [B,S,H,D], a transpose, NCHW -> NHWC.
     let (x, cpu) = random::<f16>(&[4, 16, 2048, 128], 1, dev)?;
-    layout_change("heads [4,16,2048,128] f16 -> [B,S,H,D]", &x, &cpu, &[0, 2, 1, 3])?;
+    layout_change(
+        "heads [4,16,2048,128] f16 -> [B,S,H,D]",
+        &x,
+        &cpu,
+        &[0, 2, 1, 3],
+    )?;
     let (a, a_cpu) = random::<f32>(&[4096, 4096], 2, dev)?;
     layout_change("transpose 4096x4096 f32", &a, &a_cpu, &[1, 0])?;
     let (img, img_cpu) = random::<f32>(&[16, 3, 224, 224], 3, dev)?;
-    layout_change("NCHW -> NHWC [16,3,224,224] f32", &img, &img_cpu, &[0, 2, 3, 1])?;
+    layout_change(
+        "NCHW -> NHWC [16,3,224,224] f32",
+        &img,
+        &img_cpu,
+        &[0, 2, 3, 1],
+    )?;
     let (u, u_cpu) = random::<u8>(&[3001, 4097], 4, dev)?;
     layout_change("transpose 3001x4097 u8", &u, &u_cpu, &[1, 0])?;
 
@@ -137,7 +159,11 @@ fn run(dev: &Device) -> Result<()> {
             b => pool_cpu.narrow(0, b as usize, 1),
         })
         .collect::<candle_core::Result<_>>()?;
-    check("copy_blocks (padding slots untouched)", &out, &Tensor::cat(&rows, 0)?)?;
+    check(
+        "copy_blocks (padding slots untouched)",
+        &out,
+        &Tensor::cat(&rows, 0)?,
+    )?;
     let stream = cc::stream(dev)?;
     let ms = time_launches(&stream, 3, 50, || {
         cc::copy_blocks(&pool, &out, &pairs, &mut status).map(drop)

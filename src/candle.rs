@@ -255,10 +255,12 @@ pub fn stream(device: &candle_core::Device) -> Result<Arc<CudaStream>> {
 }
 
 fn on_cuda(what: &'static str, t: &Tensor) -> Result<()> {
-    stream(t.device()).map(|_| ()).map_err(|_| Error::NotOnCuda {
-        what,
-        device: format!("{:?}", t.device().location()),
-    })
+    stream(t.device())
+        .map(|_| ())
+        .map_err(|_| Error::NotOnCuda {
+            what,
+            device: format!("{:?}", t.device().location()),
+        })
 }
 
 /// candle's dtypes must be equal: two of them (u8 and f8e4m3) move as the same bits here.
@@ -474,7 +476,12 @@ impl CustomOp1 for Contiguous {
     }
 
     /// The values are the argument's, rearranged into the same coordinates: the gradient passes.
-    fn bwd(&self, _: &Tensor, _: &Tensor, grad_res: &Tensor) -> candle_core::Result<Option<Tensor>> {
+    fn bwd(
+        &self,
+        _: &Tensor,
+        _: &Tensor,
+        grad_res: &Tensor,
+    ) -> candle_core::Result<Option<Tensor>> {
         Ok(Some(grad_res.clone()))
     }
 }
@@ -559,7 +566,10 @@ fn pool_rows(what: &str, l: &candle_core::Layout) -> Result<(usize, Layout)> {
     }
     // One block (or none): its stride never multiplies anything.
     let ld = if blocks <= 1 { cols } else { strides[0] };
-    Ok((l.start_offset(), Layout::matrix(blocks, cols, ld.max(cols))?))
+    Ok((
+        l.start_offset(),
+        Layout::matrix(blocks, cols, ld.max(cols))?,
+    ))
 }
 
 /// [`copy_blocks`] inside candle: the pools as matrices of one block a row, moved as the bits of
@@ -628,8 +638,8 @@ impl Blocks<'_> {
                 )
             };
             match &pairs.slice {
-                CudaStorageSlice::I64(ix) => crate::copy_blocks(&sv, &mut dv, 1, ix, &mut **status, &stream),
-                CudaStorageSlice::I32(ix) => crate::copy_blocks(&sv, &mut dv, 1, ix, &mut **status, &stream),
+                CudaStorageSlice::I64(ix) => crate::copy_blocks(&sv, &mut dv, 1, ix, &mut status, &stream),
+                CudaStorageSlice::I32(ix) => crate::copy_blocks(&sv, &mut dv, 1, ix, &mut status, &stream),
                 _ => Err(Error::Unsupported(format!(
                     "a block table of {:?}: i64 or i32 only",
                     pairs.dtype()
@@ -715,9 +725,17 @@ mod tests {
     fn candle_layouts_read_as_cute_layouts_with_their_offsets() {
         let x = cpu(&[8, 32, 64, 16], C::F16);
         let cases = [
-            (x.permute((0, 2, 1, 3)).unwrap(), 0, "(8,64,32,16):(32768,16,1024,1)"),
+            (
+                x.permute((0, 2, 1, 3)).unwrap(),
+                0,
+                "(8,64,32,16):(32768,16,1024,1)",
+            ),
             (x.t().unwrap(), 0, "(8,32,16,64):(32768,1024,1,16)"),
-            (x.narrow(2, 5, 50).unwrap(), 80, "(8,32,50,16):(32768,1024,16,1)"),
+            (
+                x.narrow(2, 5, 50).unwrap(),
+                80,
+                "(8,32,50,16):(32768,1024,16,1)",
+            ),
             (
                 x.narrow(1, 3, 4).unwrap().narrow(3, 1, 7).unwrap(),
                 3 * 1024 + 1,
@@ -732,7 +750,12 @@ mod tests {
         ];
         for (t, offset, want) in cases {
             let (o, l) = layout(t.layout()).unwrap();
-            assert_eq!((o, l.to_string()), (offset, want.to_string()), "{:?}", t.layout());
+            assert_eq!(
+                (o, l.to_string()),
+                (offset, want.to_string()),
+                "{:?}",
+                t.layout()
+            );
         }
     }
 
@@ -758,7 +781,10 @@ mod tests {
         for c in [C::F6E2M3, C::F6E3M2, C::F4] {
             assert!(matches!(dtype(c), Err(Error::Unsupported(_))), "{c:?}");
         }
-        assert!(matches!(check_dtypes(C::U8, C::F8E4M3), Err(Error::Unsupported(_))));
+        assert!(matches!(
+            check_dtypes(C::U8, C::F8E4M3),
+            Err(Error::Unsupported(_))
+        ));
         assert!(matches!(
             check_dtypes(C::F16, C::BF16),
             Err(Error::DTypeMismatch {
@@ -800,11 +826,18 @@ mod tests {
         let (o, m) = pool_rows("pool", &pool).unwrap();
         assert_eq!((o, m.to_string()), (0, "(4096,16384):(16384,1)".into()));
         // Blocks 2 apart in a larger allocation (every other block), at an offset.
-        let strided = candle_core::Layout::new((10, 16, 8, 128).into(), vec![2 * 16384, 1024, 128, 1], 16384);
+        let strided = candle_core::Layout::new(
+            (10, 16, 8, 128).into(),
+            vec![2 * 16384, 1024, 128, 1],
+            16384,
+        );
         let (o, m) = pool_rows("pool", &strided).unwrap();
         assert_eq!((o, m.to_string()), (16384, "(10,16384):(32768,1)".into()));
         let transposed = pool.permute(&[0, 2, 1, 3]).unwrap();
-        assert!(matches!(pool_rows("pool", &transposed), Err(Error::Shape(_))));
+        assert!(matches!(
+            pool_rows("pool", &transposed),
+            Err(Error::Shape(_))
+        ));
     }
 
     /// CPU (and Metal) tensors are refused by name before anything reaches candle's ops.

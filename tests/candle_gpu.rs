@@ -35,7 +35,12 @@ fn random<T: Element + candle_core::WithDType>(shape: &[usize], seed: u64) -> Te
 fn bits(t: &Tensor) -> Vec<u64> {
     let t = t.to_device(&Device::Cpu).unwrap().flatten_all().unwrap();
     match t.dtype() {
-        DType::U8 => t.to_vec1::<u8>().unwrap().iter().map(|&x| x as u64).collect(),
+        DType::U8 => t
+            .to_vec1::<u8>()
+            .unwrap()
+            .iter()
+            .map(|&x| x as u64)
+            .collect(),
         DType::I16 => (t.to_vec1::<i16>().unwrap().iter())
             .map(|&x| x as u16 as u64)
             .collect(),
@@ -48,8 +53,18 @@ fn bits(t: &Tensor) -> Vec<u64> {
         DType::F32 => (t.to_vec1::<f32>().unwrap().iter())
             .map(|x| x.to_bits() as u64)
             .collect(),
-        DType::F64 => t.to_vec1::<f64>().unwrap().iter().map(|x| x.to_bits()).collect(),
-        DType::I64 => t.to_vec1::<i64>().unwrap().iter().map(|&x| x as u64).collect(),
+        DType::F64 => t
+            .to_vec1::<f64>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect(),
+        DType::I64 => t
+            .to_vec1::<i64>()
+            .unwrap()
+            .iter()
+            .map(|&x| x as u64)
+            .collect(),
         d => panic!("{d:?}"),
     }
 }
@@ -73,22 +88,45 @@ fn permutes_and_narrows_match_candles_cpu_contiguous() {
         (random::<f32>(&[4, 3, 57, 61], 4), vec![0, 2, 3, 1]),
         (random::<u8>(&[999, 1001], 5), vec![1, 0]),
         (random::<f64>(&[17, 13, 11], 6), vec![2, 0, 1]),
-        (random::<i16>(&[7, 6, 5, 4, 3, 2], 7), vec![5, 3, 1, 0, 2, 4]),
+        (
+            random::<i16>(&[7, 6, 5, 4, 3, 2], 7),
+            vec![5, 3, 1, 0, 2, 4],
+        ),
     ];
     for (cpu, dims) in cases {
         let x = cpu.to_device(&dev).unwrap();
         let y = cc::permute(&x, dims.as_slice()).unwrap();
         assert!(y.device().same_device(&dev) && y.is_contiguous());
         let what = format!("{:?} {:?} permute {dims:?}", cpu.dtype(), cpu.dims());
-        assert_same(&what, &y, &cpu.permute(dims.as_slice()).unwrap().contiguous().unwrap());
+        assert_same(
+            &what,
+            &y,
+            &cpu.permute(dims.as_slice()).unwrap().contiguous().unwrap(),
+        );
     }
     // A batched narrow (rows of 1023 of 1024) and a crop at an odd offset.
     let cpu = random::<f16>(&[6, 64, 1024], 8);
     let x = cpu.to_device(&dev).unwrap();
     let v = x.narrow(2, 0, 1023).unwrap();
-    assert_same("narrow", &cc::contiguous(&v).unwrap(), &cpu.narrow(2, 0, 1023).unwrap().contiguous().unwrap());
-    let v = x.narrow(1, 3, 50).unwrap().narrow(2, 5, 999).unwrap().t().unwrap();
-    let want = cpu.narrow(1, 3, 50).unwrap().narrow(2, 5, 999).unwrap().t().unwrap();
+    assert_same(
+        "narrow",
+        &cc::contiguous(&v).unwrap(),
+        &cpu.narrow(2, 0, 1023).unwrap().contiguous().unwrap(),
+    );
+    let v = x
+        .narrow(1, 3, 50)
+        .unwrap()
+        .narrow(2, 5, 999)
+        .unwrap()
+        .t()
+        .unwrap();
+    let want = cpu
+        .narrow(1, 3, 50)
+        .unwrap()
+        .narrow(2, 5, 999)
+        .unwrap()
+        .t()
+        .unwrap();
     let (y, plan) = cc::force_contiguous(&v).unwrap();
     assert_same("cropped transpose", &y, &want.contiguous().unwrap());
     assert_eq!(plan.bytes_moved(), 2 * 6 * 50 * 999 * 2);
@@ -115,7 +153,11 @@ fn copy_into_a_view_writes_only_its_elements() {
     let poison = f16::from_bits(0x7bff); // the largest finite f16
     let canvas = Tensor::full(poison, (2, 8, 50, 64), &dev).unwrap();
     // dst[b, s, h, d] seen as canvas[b, h, 5 + s, d]: a narrow, then a permute.
-    let view = canvas.narrow(2, 5, 40).unwrap().permute((0, 2, 1, 3)).unwrap();
+    let view = canvas
+        .narrow(2, 5, 40)
+        .unwrap()
+        .permute((0, 2, 1, 3))
+        .unwrap();
     let plan = cc::copy_into(&src, &view).unwrap();
     assert_eq!(plan.bytes_moved(), 2 * 2 * 40 * 8 * 64 * 2);
     let p = Tensor::full(poison, (2, 8, 5, 64), &Device::Cpu).unwrap();
@@ -124,19 +166,24 @@ fn copy_into_a_view_writes_only_its_elements() {
     assert_same("canvas", &canvas, &want);
 }
 
-/// Two views of one storage: disjoint halves copy (the source read through the destination's
-/// storage), overlapping ones are refused by the crate's overlap check, and nothing is written.
+/// Two views of one storage: disjoint row ranges copy (the source read through the destination's
+/// storage, both seen transposed), overlapping ones are refused by the crate's overlap check, and
+/// nothing is written.
 #[test]
 fn copies_within_one_storage_are_exact_or_refused() {
     let Some(dev) = gpu() else { return };
-    let cpu = random::<f32>(&[2, 128, 96], 11);
+    let cpu = random::<f32>(&[256, 96], 11);
     let x = cpu.to_device(&dev).unwrap();
-    let (a, b) = (x.narrow(1, 0, 64).unwrap(), x.narrow(1, 64, 64).unwrap());
+    let (a, b) = (x.narrow(0, 0, 128).unwrap(), x.narrow(0, 128, 128).unwrap());
     cc::copy_into(&a.t().unwrap(), &b.t().unwrap()).unwrap();
-    let half = cpu.narrow(1, 0, 64).unwrap();
-    assert_same("disjoint halves", &x, &Tensor::cat(&[&half, &half], 1).unwrap());
+    let half = cpu.narrow(0, 0, 128).unwrap();
+    assert_same(
+        "disjoint halves",
+        &x,
+        &Tensor::cat(&[&half, &half], 0).unwrap(),
+    );
     let before = bits(&x);
-    let overlapping = x.narrow(1, 32, 64).unwrap();
+    let overlapping = x.narrow(0, 64, 128).unwrap();
     match cc::copy_into(&a, &overlapping) {
         Err(Error::Overlap) => {}
         other => panic!("{other:?}"),
@@ -173,7 +220,10 @@ fn copy_blocks_gathers_pool_blocks_and_counts_bad_indices() {
         }
         let p = Tensor::full(poison, (1, 16, 4, 32), &Device::Cpu).unwrap();
         let block = |b: usize| pool_cpu.narrow(0, b, 1).unwrap();
-        let want = Tensor::cat(&[block(7), block(299), p.clone(), block(0), block(150), p], 0);
+        let want = Tensor::cat(
+            &[block(7), block(299), p.clone(), block(0), block(150), p],
+            0,
+        );
         assert_same("gathered blocks", &out, &want.unwrap());
     }
     // Blocks copied within one pool share its storage: refused as overlapping, nothing written.
@@ -193,19 +243,35 @@ fn mismatched_arguments_are_refused_with_typed_errors() {
     let Some(dev) = gpu() else { return };
     let x = Tensor::zeros((8, 8), DType::F32, &dev).unwrap();
     let h = Tensor::zeros((8, 8), DType::F16, &dev).unwrap();
-    assert!(matches!(cc::copy_into(&x, &h), Err(Error::DTypeMismatch { .. })));
+    assert!(matches!(
+        cc::copy_into(&x, &h),
+        Err(Error::DTypeMismatch { .. })
+    ));
     let y = Tensor::zeros((8, 9), DType::F32, &dev).unwrap();
-    assert!(matches!(cc::copy_into(&x, &y), Err(Error::LayoutMismatch { .. })));
+    assert!(matches!(
+        cc::copy_into(&x, &y),
+        Err(Error::LayoutMismatch { .. })
+    ));
     let mut status = cc::index_status(&dev).unwrap();
     let f = Tensor::zeros((1, 2), DType::F32, &dev).unwrap();
     assert!(matches!(
-        cc::copy_blocks(&x, &y.narrow(1, 0, 8).unwrap().contiguous().unwrap(), &f, &mut status),
+        cc::copy_blocks(
+            &x,
+            &y.narrow(1, 0, 8).unwrap().contiguous().unwrap(),
+            &f,
+            &mut status
+        ),
         Err(Error::Unsupported(_))
     ));
     let pairs = Tensor::from_vec(vec![0i64, 1], (1, 2), &dev).unwrap();
     let pool = Tensor::zeros((4, 8, 2), DType::F32, &dev).unwrap();
     assert!(matches!(
-        cc::copy_blocks(&pool.transpose(1, 2).unwrap(), &pool.transpose(1, 2).unwrap(), &pairs, &mut status),
+        cc::copy_blocks(
+            &pool.transpose(1, 2).unwrap(),
+            &pool.transpose(1, 2).unwrap(),
+            &pairs,
+            &mut status
+        ),
         Err(Error::Shape(_))
     ));
     let cpu = Tensor::zeros((8, 8), DType::F32, &Device::Cpu).unwrap();
