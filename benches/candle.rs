@@ -135,7 +135,9 @@ fn benches(c: &mut Criterion) {
             if std::env::var("CUTE_COPY_REQUIRE_GPU").as_deref() == Ok("1") {
                 panic!("CUTE_COPY_REQUIRE_GPU=1 but no usable GPU: {e}");
             }
-            let _ = writeln!(std::io::stderr(), "skipped: no GPU ({e})");
+            let why = e.to_string(); // its first line: candle adds a backtrace under RUST_BACKTRACE
+            let why = why.lines().next().unwrap_or_default();
+            let _ = writeln!(std::io::stderr(), "skipped: no GPU ({why})");
             return;
         }
     };

@@ -23,7 +23,12 @@ use half::f16;
 fn main() -> ExitCode {
     let dev = match Device::new_cuda(0) {
         Ok(d) => d,
-        Err(e) => return no_gpu(Error::Candle(e)),
+        // candle's error carries a backtrace under RUST_BACKTRACE: its first line says why.
+        Err(e) => {
+            let why = e.to_string();
+            let why = why.lines().next().unwrap_or_default();
+            return no_gpu(Error::Candle(candle_core::Error::Msg(why.to_string())));
+        }
     };
     match run(&dev) {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! candle interop on the GPU (feature `candle`): `cute_copy::candle` against candle's own CPU
 //! results, bit for bit, on candle's CUDA device and stream. Destinations are poisoned (filled
 //! with a value the copy never writes) so that a missed or stray write shows.
+//! Every test's name starts with `candle_` (`.gpu/run tests candle` on the GPU host).
 
 use std::io::Write;
 
@@ -19,7 +20,10 @@ fn gpu() -> Option<Device> {
             if std::env::var("CUTE_COPY_REQUIRE_GPU").as_deref() == Ok("1") {
                 panic!("CUTE_COPY_REQUIRE_GPU=1 but no usable GPU: {e}");
             }
-            let _ = writeln!(std::io::stderr(), "skipped: no GPU ({e})");
+            // candle's error carries a backtrace under RUST_BACKTRACE: its first line says why.
+            let why = e.to_string();
+            let why = why.lines().next().unwrap_or_default();
+            let _ = writeln!(std::io::stderr(), "skipped: no GPU ({why})");
             None
         }
     }
@@ -79,7 +83,7 @@ fn assert_same(what: &str, got: &Tensor, want: &Tensor) {
 /// batched narrow) at small sizes with odd extents: the result is candle's CPU
 /// `permute(..).contiguous()`, with candle's dtype, shape and device.
 #[test]
-fn permutes_and_narrows_match_candles_cpu_contiguous() {
+fn candle_permutes_and_narrows_match_candles_cpu_contiguous() {
     let Some(dev) = gpu() else { return };
     let cases: Vec<(Tensor, Vec<usize>)> = vec![
         (random::<f32>(&[300, 517], 1), vec![1, 0]),
@@ -135,7 +139,7 @@ fn permutes_and_narrows_match_candles_cpu_contiguous() {
 /// A row-major tensor comes back as itself (candle's `contiguous` does the same); a forced copy
 /// is a new storage with equal values.
 #[test]
-fn contiguous_tensors_are_returned_as_they_are() {
+fn candle_contiguous_tensors_are_returned_as_they_are() {
     let Some(dev) = gpu() else { return };
     let x = random::<f32>(&[64, 33], 9).to_device(&dev).unwrap();
     assert_eq!(cc::contiguous(&x).unwrap().id(), x.id());
@@ -146,7 +150,7 @@ fn contiguous_tensors_are_returned_as_they_are() {
 
 /// `copy_into` a narrowed, permuted view of a poisoned tensor writes exactly the view's elements.
 #[test]
-fn copy_into_a_view_writes_only_its_elements() {
+fn candle_copy_into_a_view_writes_only_its_elements() {
     let Some(dev) = gpu() else { return };
     let src_cpu = random::<f16>(&[2, 40, 8, 64], 10);
     let src = src_cpu.to_device(&dev).unwrap();
@@ -170,7 +174,7 @@ fn copy_into_a_view_writes_only_its_elements() {
 /// storage, both seen transposed), overlapping ones are refused by the crate's overlap check, and
 /// nothing is written.
 #[test]
-fn copies_within_one_storage_are_exact_or_refused() {
+fn candle_copies_within_one_storage_are_exact_or_refused() {
     let Some(dev) = gpu() else { return };
     let cpu = random::<f32>(&[256, 96], 11);
     let x = cpu.to_device(&dev).unwrap();
@@ -194,7 +198,7 @@ fn copies_within_one_storage_are_exact_or_refused() {
 /// A KV-cache block gather by an i64 and an i32 table: blocks land in their slots, padding (-1)
 /// leaves the poisoned slot as it was, an index past the pool is skipped and counted.
 #[test]
-fn copy_blocks_gathers_pool_blocks_and_counts_bad_indices() {
+fn candle_copy_blocks_gathers_pool_blocks_and_counts_bad_indices() {
     let Some(dev) = gpu() else { return };
     let pool_cpu = random::<bf16>(&[300, 16, 4, 32], 12);
     let pool = pool_cpu.to_device(&dev).unwrap();
@@ -239,7 +243,7 @@ fn copy_blocks_gathers_pool_blocks_and_counts_bad_indices() {
 /// Arguments the crate refuses, refused before anything is written: other dtypes, other shapes,
 /// a block table of floats, a pool whose blocks are not contiguous.
 #[test]
-fn mismatched_arguments_are_refused_with_typed_errors() {
+fn candle_mismatched_arguments_are_refused_with_typed_errors() {
     let Some(dev) = gpu() else { return };
     let x = Tensor::zeros((8, 8), DType::F32, &dev).unwrap();
     let h = Tensor::zeros((8, 8), DType::F16, &dev).unwrap();
