@@ -3,9 +3,9 @@
 //!
 //! A candle tensor is a storage (a cudarc `CudaSlice` of its dtype, held by candle's `CudaDevice`
 //! with its `Arc<CudaStream>`) and a candle `Layout` (shape, strides in elements, start offset).
-//! This module reads the two as this crate's [`RawTensor`] (or a typed [`TensorView`] for block
-//! tables) and calls the crate's own front doors, so every check — bounds against the storage,
-//! overlap, context, alignment, dtype — is the crate's; nothing is planned here.
+//! This module reads the two as this crate's [`RawTensor`] (KV-cache pools as typed [`TensorView`]s
+//! of their element width) and calls the crate's own front doors, so every check — bounds against
+//! the storage, overlap, context, alignment, dtype — is the crate's; nothing is planned here.
 //!
 //! | candle | here |
 //! | --- | --- |
@@ -196,7 +196,10 @@ pub fn copy_into(src: &Tensor, dst: &Tensor) -> Result<TensorPlan> {
 /// head_dim]`) with each block contiguous; blocks may be any stride apart. `pairs` is an `i64` or
 /// `i32` CUDA tensor of shape `[n, 2]` (or `[2n]`), contiguous and filling its storage (as
 /// `Tensor::new` makes it). A negative entry skips its pair; one past its pool's last block is
-/// skipped and counted in `status` (see [`index_status`]). Returns the launch's plan.
+/// skipped and counted in `status` (see [`index_status`]). Returns the launch's plan (its dtype is
+/// the unsigned integer of the pools' width: the blocks move as bits). Blocks within one pool
+/// (`src` and `dst` the same tensor, vLLM's copy-on-write) are refused as [`Error::Overlap`], as the
+/// crate's [`crate::copy_blocks`] refuses any pair of pools that share bytes.
 pub fn copy_blocks(
     src: &Tensor,
     dst: &Tensor,
