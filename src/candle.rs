@@ -27,6 +27,10 @@
 //! with [`Error::NotOnCuda`]; failures of candle itself (allocation, its in-place checks) arrive as
 //! [`Error::Candle`].
 //!
+//! candle-core (feature `cuda`) links the CUDA libraries dynamically (libcuda, cuBLAS, cuBLASLt,
+//! cuRAND, NVRTC, cudart): a program with this feature needs them to link and to run; README.md,
+//! "candle tensors: the `candle` feature", says where this repository finds them.
+//!
 //! ```no_run
 //! # fn main() -> Result<(), cute_copy::Error> {
 //! use candle_core::{DType, Device, Tensor};
