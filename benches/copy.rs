@@ -14,6 +14,7 @@ use std::time::Duration;
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod support;
 
 use common::gpu;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -27,6 +28,7 @@ use cute_copy::{
 };
 use half::{bf16, f16};
 use rand::{Rng, SeedableRng};
+use support::{bench_d2d, gpu_time};
 
 struct Shape {
     name: &'static str,
@@ -64,16 +66,6 @@ impl Shape {
         self.pad_to = Some((rows, cols));
         self
     }
-}
-
-/// Time `launch` per call with CUDA events: criterion asks for `iters` calls.
-fn gpu_time(
-    stream: &Arc<CudaStream>,
-    iters: u64,
-    launch: impl FnMut() -> cute_copy::Result<()>,
-) -> Duration {
-    let ms = time_launches(stream, 0, iters as usize, launch).expect("launch");
-    Duration::from_secs_f64(ms * 1e-3 * iters as f64)
 }
 
 /// Time `launch` per call from CUDA-graph replays: up to 100 launches captured into one graph, the
@@ -409,31 +401,6 @@ fn alignment_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
         s,
         &copy("16383x16383_ld16384", 16383, 16383, 16384, 16384),
     );
-}
-
-/// Two packed u8 buffers for a D2D memcpy anchor of `bytes` read + written (rounded down to a
-/// KiB, a relative difference under 1e-6 for the shapes here), shaped rows x 1024 so that every
-/// dimension fits the kernels' int.
-fn d2d_buffers(stream: &Arc<CudaStream>, bytes: u64) -> (DeviceMatrix<u8>, DeviceMatrix<u8>) {
-    let rows = ((bytes / 2) as usize / 1024).max(1);
-    let a = DeviceMatrix::<u8>::zeros(stream, rows, 1024, 1024).expect("alloc");
-    let b = DeviceMatrix::<u8>::zeros(stream, rows, 1024, 1024).expect("alloc");
-    (a, b)
-}
-
-fn bench_d2d(
-    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    stream: &Arc<CudaStream>,
-    bytes: u64,
-) {
-    let (a, mut b) = d2d_buffers(stream, bytes);
-    g.bench_function("d2d_same_bytes", |bch| {
-        bch.iter_custom(|k| {
-            gpu_time(stream, k, || {
-                cute_copy::launch_baseline(Baseline::Memcpy, &a.view(), &mut b.view_mut(), stream)
-            })
-        })
-    });
 }
 
 /// A block-table gather: `count` blocks of `block_rows x cols` f16 from a pool of `pool` blocks,

@@ -16,6 +16,7 @@ use crate::toolchain::Toolchain;
 const SOURCES: &[&str] = &[
     "cpp/kernels/realign.cu",
     "cpp/kernels/transpose.cu",
+    "cpp/kernels/convert.cu",
     "cpp/dispatch.cu",
     "cpp/kernels/universal.cu",
     "cpp/kernels/cp_async.cu",

@@ -59,6 +59,9 @@ pub fn generate(def: &str) -> String {
             "transpose" => {
                 "global -> swizzled shared tile -> global along another mode, layouts of any rank"
             }
+            "convert" => {
+                "global -> registers (converted to another element type) -> global, layouts of any rank"
+            }
             _ => "global -> registers -> global",
         };
         let z = if zfill == "1" {
@@ -78,6 +81,7 @@ pub fn generate(def: &str) -> String {
             "cp_async" => "Family::CpAsync",
             "realign" => "Family::Realign",
             "transpose" => "Family::Transpose",
+            "convert" => "Family::Convert",
             _ => "Family::Universal",
         };
         s += &format!(

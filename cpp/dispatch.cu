@@ -8,7 +8,7 @@
 namespace cute_copy {
 namespace {
 
-enum class FamilyId { universal, cp_async, realign, transpose };
+enum class FamilyId { universal, cp_async, realign, transpose, convert };
 struct AtomRow {
   char const* name;
   FamilyId family;
@@ -88,7 +88,8 @@ void launch_copy(CopyDesc const& d) {
   int bytes = row.bytes == 0 ? width : row.bytes;
   require(bytes >= width, std::string(row.name) + " is narrower than the element");
   if (d.rows == 0 || d.cols == 0) return;
-  require(row.family != FamilyId::transpose, std::string(row.name) + " runs tensor descriptors, not 2D copies");
+  require(row.family != FamilyId::transpose && row.family != FamilyId::convert,
+          std::string(row.name) + " runs tensor descriptors, not 2D copies");
   if (row.family == FamilyId::realign) {  // any alignment: only element alignment is required
     RowsDesc r = rows_of(d);
     launch_realign(static_cast<AtomId>(d.atom), width, r, nullptr, 0, realign_tasks(r), nullptr, 0, 0,
@@ -223,6 +224,59 @@ void launch_tensor(TensorDesc const& t) {
 }
 
 
+int scalar_width(Scalar s) {
+  switch (s) {
+#define CUTE_COPY_SCALAR(name, bytes, type) \
+  case Scalar::name: return bytes;
+#include "menu.def"
+    default: break;
+  }
+  throw std::invalid_argument("unknown scalar type " + std::to_string(static_cast<unsigned>(s)));
+}
+
+void launch_convert(ConvertDesc const& t) {
+  int const sw = scalar_width(t.src_type), dw = scalar_width(t.dst_type);
+  require(t.rank >= 1 && t.rank <= 6, "rank must be 1 .. 6");
+  require(t.mode_a < t.rank && t.mode_b < t.rank, "tile modes outside the rank");
+  require(t.src % sw == 0 && t.dst % dw == 0 && t.src != 0 && t.dst != 0, "address not aligned to the element");
+  std::int64_t cosize = 1, others = 1, rows = 1;
+  for (std::uint32_t m = 0; m < t.rank; ++m) {
+    require(t.shape[m] >= 1 && t.src_stride[m] >= 0 && t.dst_stride[m] >= 0, "bad shape or stride");
+    cosize += (t.shape[m] - 1) * t.src_stride[m];
+    if (m != t.mode_a && m != t.mode_b) others *= t.shape[m];
+    if (m + 1 < t.rank) rows *= t.shape[m];
+  }
+  require(t.src_span == cosize * sw, "source span does not match the layout");
+  require(t.affine <= 1, "bad affine flag");
+  if (t.affine) {
+    require(t.channels >= 1 && (t.channels <= 16 || t.params != 0), "channel coefficients missing");
+    require(t.chan_mode == -1 || (t.chan_mode >= 0 && static_cast<std::uint32_t>(t.chan_mode) < t.rank &&
+                                  t.chan_div >= 1 && t.shape[t.chan_mode] % t.chan_div == 0 &&
+                                  (t.shape[t.chan_mode] / t.chan_div) % t.channels == 0),
+            "channel mode does not divide its mode");
+  }
+  require(t.blocks >= 1 && t.blocks <= 0x7fffffff, "block count outside 1 .. 2^31-1");
+  if (t.kind == ConvertKind::Elementwise) {
+    std::uint32_t const last = t.rank - 1;
+    require(t.mode_a == last && t.mode_b == last, "elementwise: the last mode is the fastest");
+    require(t.chunk == 32 / (sw < dw ? sw : dw), "chunk is not the compiled one");
+    require(t.rows == rows, "rows do not match the shape");
+    std::int64_t const phase = t.dst_stride[last] == 1 ? 16 / dw - 1 : 0;
+    require(t.chunks_per_row == (t.shape[last] + phase + t.chunk - 1) / t.chunk, "chunks per row do not match");
+    require(t.blocks == (t.rows * t.chunks_per_row + 511) / 512, "block count does not match");
+  } else {
+    require(t.kind == ConvertKind::Tile && t.mode_a != t.mode_b, "tile: two different modes");
+    auto pow2 = [](std::int64_t x) { return x >= 1 && (x & (x - 1)) == 0; };
+    require(pow2(t.tile_a) && pow2(t.tile_b) && t.tile_a * t.tile_b <= 4096 && t.tile_a <= 1024 && t.tile_b <= 1024,
+            "tile: powers of two, 4096 elements, 1024 a side");
+    require(t.tiles_a == (t.shape[t.mode_a] + t.tile_a - 1) / t.tile_a &&
+                t.tiles_b == (t.shape[t.mode_b] + t.tile_b - 1) / t.tile_b &&
+                t.blocks == t.tiles_a * t.tiles_b * others,
+            "tile count does not match the shape");
+  }
+  launch_convert_family(sw, dw, t);
+}
+
 void launch_tutorial(CopyDesc const& d) {
   require(d.elem_bytes == 4, "the tutorial copy is f32 only");
   require(d.dst_rows == d.rows && d.dst_cols == d.cols, "the tutorial copy does not pad");
@@ -240,6 +294,7 @@ KernelConfig kernel_config(std::uint32_t atom, std::uint32_t elem_bytes) {
   ConfigValues v = row.family == FamilyId::cp_async    ? config_cp_async(id, w)
                    : row.family == FamilyId::realign   ? config_realign(id, w)
                    : row.family == FamilyId::transpose ? config_transpose(id, w)
+                   : row.family == FamilyId::convert   ? config_convert(id, w)
                                                        : config_universal(id, w);
   KernelConfig c;
   c.threads = v.threads;

@@ -23,6 +23,7 @@ void launch_copy(CopyDesc const&) { no_kernels("launch_copy"); }
 void launch_rows(RowsDesc const&, BatchLaunch const&) { no_kernels("launch_rows"); }
 std::int64_t rows_segments(std::int64_t) { no_kernels("rows_segments"); }
 void launch_tensor(TensorDesc const&) { no_kernels("launch_tensor"); }
+void launch_convert(ConvertDesc const&) { no_kernels("launch_convert"); }
 void launch_tutorial(CopyDesc const&) { no_kernels("launch_tutorial"); }
 void launch_baseline(CopyDesc const&, BaselineKernel) { no_kernels("launch_baseline"); }
 void launch_baseline_gather(RowsDesc const&, std::uint64_t) { no_kernels("launch_baseline_gather"); }

@@ -23,6 +23,10 @@ pub enum Family {
     /// mode into a `Swizzle`d shared-memory tile, 16-byte stores along the destination's
     /// (a tensor descriptor, [`crate::TensorPlan`]).
     Transpose,
+    /// Copies that change the element type on the way (and may scale or normalize), layouts of
+    /// any rank: 16-byte loads, conversion in registers, 16-byte stores, or a shared-memory tile
+    /// when the fastest modes differ (a convert descriptor, [`crate::ConvertPlan`]).
+    Convert,
 }
 
 /// One menu row.
@@ -58,6 +62,12 @@ impl Atom {
         self.row().family
     }
 
+    /// Whether the atom runs tensor descriptors only (the transpose and convert families), not
+    /// 2D copies or pads.
+    pub fn is_tensor_only(self) -> bool {
+        matches!(self.family(), Family::Transpose | Family::Convert)
+    }
+
     /// Whether masked source lanes are written as zeros (the ZFILL forms). Universal atoms pad by
     /// clearing their registers, so they can pad too; see [`Atom::can_pad`].
     pub fn zero_fill(self) -> bool {
@@ -68,7 +78,7 @@ impl Atom {
     pub fn can_pad(self) -> bool {
         match self.family() {
             Family::CpAsync => self.zero_fill(),
-            Family::Transpose => false,
+            Family::Transpose | Family::Convert => false,
             Family::Universal | Family::Realign => true,
         }
     }
@@ -100,7 +110,7 @@ impl Atom {
     pub fn min_compute_capability(self) -> u32 {
         match self.family() {
             Family::CpAsync => 8,
-            Family::Universal | Family::Realign | Family::Transpose => 7,
+            Family::Universal | Family::Realign | Family::Transpose | Family::Convert => 7,
         }
     }
 

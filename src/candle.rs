@@ -22,8 +22,8 @@
 //! `contiguous`. [`copy_into`] and [`copy_blocks`] are in-place ops (candle's `InplaceOp*`), outside
 //! autograd as candle's `slice_set` is.
 //!
-//! candle's dtypes move as the bits of their width (`F8E4M3` and `F8E8M0` as u8); the sub-byte
-//! `F6E2M3`, `F6E3M2` and `F4` are refused. Tensors on candle's CPU or Metal devices are refused
+//! candle's dtypes are the crate's of the same name (`F8E8M0`, candle's bytes of scales, moves as
+//! u8); the sub-byte `F6E2M3`, `F6E3M2` and `F4` are refused. Tensors on candle's CPU or Metal devices are refused
 //! with [`Error::NotOnCuda`]; failures of candle itself (allocation, its in-place checks) arrive as
 //! [`Error::Candle`].
 //!
@@ -58,12 +58,14 @@ use crate::device::{check_context, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::{DType, IndexStatus, Layout, RawTensor, TensorPlan, TensorView, TensorViewMut};
 
-/// The crate's dtype for a candle dtype: the one of the same width and kind; candle's 8-bit floats
-/// move as u8 bits. The sub-byte floats (`F6E2M3`, `F6E3M2`, `F4`) are [`Error::Unsupported`].
+/// The crate's dtype for a candle dtype: the same type (candle's `F8E4M3` is the crate's, both
+/// `float8::F8E4M3`); candle's `F8E8M0` (scales, stored as bytes) moves as u8 bits. The sub-byte
+/// floats (`F6E2M3`, `F6E3M2`, `F4`) are [`Error::Unsupported`].
 pub fn dtype(d: candle_core::DType) -> Result<DType> {
     use candle_core::DType as C;
     Ok(match d {
-        C::U8 | C::F8E4M3 | C::F8E8M0 => DType::U8,
+        C::U8 | C::F8E8M0 => DType::U8,
+        C::F8E4M3 => DType::F8E4M3,
         C::U32 => DType::U32,
         C::I16 => DType::I16,
         C::I32 => DType::I32,
@@ -270,7 +272,7 @@ fn on_cuda(what: &'static str, t: &Tensor) -> Result<()> {
         })
 }
 
-/// candle's dtypes must be equal: two of them (u8 and f8e4m3) move as the same bits here.
+/// candle's dtypes must be equal: two of them (u8 and f8e8m0) move as the same bits here.
 fn check_dtypes(src: candle_core::DType, dst: candle_core::DType) -> Result<()> {
     let (s, d) = (dtype(src)?, dtype(dst)?);
     if src != dst {
@@ -778,7 +780,7 @@ mod tests {
             (C::F16, DType::F16),
             (C::F32, DType::F32),
             (C::F64, DType::F64),
-            (C::F8E4M3, DType::U8),
+            (C::F8E4M3, DType::F8E4M3),
             (C::F8E8M0, DType::U8),
         ];
         for (c, d) in pairs {
@@ -789,7 +791,7 @@ mod tests {
             assert!(matches!(dtype(c), Err(Error::Unsupported(_))), "{c:?}");
         }
         assert!(matches!(
-            check_dtypes(C::U8, C::F8E4M3),
+            check_dtypes(C::U8, C::F8E8M0),
             Err(Error::Unsupported(_))
         ));
         assert!(matches!(

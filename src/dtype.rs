@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use float8::{F8E4M3, F8E5M2};
 use half::{bf16, f16};
 
 /// The element types the crate copies.
@@ -32,11 +33,15 @@ pub enum DType {
     U64,
     /// `i64`.
     I64,
+    /// 8-bit float, OCP E4M3 (`float8::F8E4M3`, torch's `float8_e4m3fn`): no infinities, max 448.
+    F8E4M3,
+    /// 8-bit float, OCP E5M2 (`float8::F8E5M2`, torch's `float8_e5m2`): max 57344.
+    F8E5M2,
 }
 
 impl DType {
     /// Every dtype, in declaration order.
-    pub const ALL: [DType; 12] = [
+    pub const ALL: [DType; 14] = [
         DType::F32,
         DType::F64,
         DType::F16,
@@ -49,12 +54,14 @@ impl DType {
         DType::I32,
         DType::U64,
         DType::I64,
+        DType::F8E4M3,
+        DType::F8E5M2,
     ];
 
     /// Bytes per element: the width whose kernels this dtype runs.
     pub const fn size_bytes(self) -> usize {
         match self {
-            DType::U8 | DType::I8 => 1,
+            DType::U8 | DType::I8 | DType::F8E4M3 | DType::F8E5M2 => 1,
             DType::F16 | DType::BF16 | DType::U16 | DType::I16 => 2,
             DType::F32 | DType::U32 | DType::I32 => 4,
             DType::F64 | DType::U64 | DType::I64 => 8,
@@ -76,7 +83,22 @@ impl DType {
             DType::I32 => "i32",
             DType::U64 => "u64",
             DType::I64 => "i64",
+            DType::F8E4M3 => "f8e4m3",
+            DType::F8E5M2 => "f8e5m2",
         }
+    }
+
+    /// A floating-point type (f64, f32, f16, bf16 or an FP8 format).
+    pub const fn is_float(self) -> bool {
+        matches!(
+            self,
+            DType::F32 | DType::F64 | DType::F16 | DType::BF16 | DType::F8E4M3 | DType::F8E5M2
+        )
+    }
+
+    /// A signed type (every float, and the signed integers).
+    pub const fn is_signed(self) -> bool {
+        self.is_float() || matches!(self, DType::I8 | DType::I16 | DType::I32 | DType::I64)
     }
 
     /// Parse a CLI name.
@@ -97,7 +119,8 @@ mod sealed {
 
 /// A Rust element type the crate can copy, with its [`DType`].
 ///
-/// Sealed: implemented for `f32, f64, f16, bf16, u8, i8, u16, i16, u32, i32, u64, i64`.
+/// Sealed: implemented for `f32, f64, f16, bf16, u8, i8, u16, i16, u32, i32, u64, i64` and the
+/// FP8 types `float8::F8E4M3`, `float8::F8E5M2`.
 pub trait Element:
     cudarc::driver::DeviceRepr
     + cudarc::driver::ValidAsZeroBits
@@ -147,6 +170,8 @@ element! {
     i32 => I32, |b: u64| b as u32 as i32, |x: i32| x as u32 as u64;
     u64 => U64, |b: u64| b, |x: u64| x;
     i64 => I64, |b: u64| b as i64, |x: i64| x as u64;
+    F8E4M3 => F8E4M3, |b: u64| F8E4M3::from_bits(b as u8), |x: F8E4M3| x.to_bits() as u64;
+    F8E5M2 => F8E5M2, |b: u64| F8E5M2::from_bits(b as u8), |x: F8E5M2| x.to_bits() as u64;
 }
 
 #[cfg(test)]

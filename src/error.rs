@@ -201,6 +201,19 @@ pub enum Error {
         /// The device compute capability, minor.
         minor: u32,
     },
+    /// A conversion the convert family does not do (a 64-bit integer to a 16-bit or 8-bit float,
+    /// a 32-bit integer to an 8-bit float): `cute_copy::conversion` lists what converts how.
+    #[error("no conversion from {src} to {dst}")]
+    UnsupportedConversion {
+        /// The source dtype.
+        src: DType,
+        /// The destination dtype.
+        dst: DType,
+    },
+    /// A scale or per-channel normalization that cannot apply: a mode outside the rank, mean or
+    /// std of another length than the mode's extent, a zero or non-finite std or scale.
+    #[error("normalize: {0}")]
+    Normalize(String),
     /// A request outside what the chosen kernel supports (e.g. the tutorial's multiples of 32).
     #[error("unsupported: {0}")]
     Unsupported(String),

@@ -201,6 +201,80 @@ mod bridge {
         stream: u64,
     }
 
+    /// An element type as the convert family's kernels know it (`CUTE_COPY_SCALAR` rows of
+    /// cpp/menu.def name the C++ type of each).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    #[repr(u32)]
+    enum Scalar {
+        #[default]
+        F32 = 0,
+        F64 = 1,
+        F16 = 2,
+        BF16 = 3,
+        U8 = 4,
+        I8 = 5,
+        U16 = 6,
+        I16 = 7,
+        U32 = 8,
+        I32 = 9,
+        U64 = 10,
+        I64 = 11,
+        F8E4M3 = 12,
+        F8E5M2 = 13,
+    }
+
+    /// How a convert-family copy runs (src/convert.rs `ConvertRoute`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    #[repr(u32)]
+    enum ConvertKind {
+        /// The last mode is the fastest on both sides: chunks of one row per thread.
+        #[default]
+        Elementwise = 0,
+        /// The fastest modes differ: a tile staged in shared memory.
+        Tile = 1,
+    }
+
+    /// One copy of the convert family (src/convert.rs plans and builds it): layouts of rank
+    /// `rank` (1..6, coalesced) with equal shapes, strides in elements. Each element becomes
+    /// `dst_type` from `src_type`; with `affine` it is first `(x - mean[c]) * mul[c]`, `c` =
+    /// `(x_m / chan_div) % channels` along mode `chan_mode` (-1: always 0), the coefficients in
+    /// `mean` / `mul` for up to 16 channels, else at `params` (device: `channels` means then
+    /// `channels` muls, f32). Elementwise: `rows` x `chunks_per_row` chunks of `chunk`
+    /// elements along the last mode. Tile: `tile_b` x `tile_a` tiles over modes `mode_b` x
+    /// `mode_a`, `tiles_a` x `tiles_b` x every other mode, `blocks` in all. `src_span`: bytes from
+    /// `src` that the source layout spans (a realigned load reads whole vectors inside it).
+    #[derive(Debug, Clone, Copy, Default, PartialEq)]
+    struct ConvertDesc {
+        src: u64,
+        dst: u64,
+        stream: u64,
+        src_type: Scalar,
+        dst_type: Scalar,
+        kind: ConvertKind,
+        rank: u32,
+        mode_a: u32,
+        mode_b: u32,
+        shape: [i64; 6],
+        src_stride: [i64; 6],
+        dst_stride: [i64; 6],
+        src_span: i64,
+        chunk: i64,
+        rows: i64,
+        chunks_per_row: i64,
+        tile_a: i64,
+        tile_b: i64,
+        tiles_a: i64,
+        tiles_b: i64,
+        blocks: i64,
+        affine: u32,
+        chan_mode: i32,
+        chan_div: i64,
+        channels: i64,
+        mean: [f32; 16],
+        mul: [f32; 16],
+        params: u64,
+    }
+
     /// The compile-time configuration behind one (atom, width) instantiation.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     struct KernelConfig {
@@ -276,6 +350,11 @@ mod bridge {
         /// layouts, in the stream's context, alive until the stream has run the copy.
         unsafe fn launch_tensor(desc: &TensorDesc) -> Result<()>;
         /// # Safety
+        /// `desc.src` / `desc.dst` address live device memory covering every element of the two
+        /// layouts (of their own element types), `desc.params` is 0 or `2 * channels` f32 of
+        /// device memory, in the stream's context, alive until the stream has run the copy.
+        unsafe fn launch_convert(desc: &ConvertDesc) -> Result<()>;
+        /// # Safety
         /// `desc` as for `launch_rows` (one descriptor), with an i32 block table.
         unsafe fn launch_baseline_gather(desc: &RowsDesc, stream: u64) -> Result<()>;
         /// # Safety
@@ -304,8 +383,8 @@ mod bridge {
 }
 
 pub(crate) use bridge::{
-    Access, BaselineKernel, BatchLaunch, CopyDesc, Fault, PiecesBaseline, RowsDesc, SpecDesc,
-    SpecInfo, TensorDesc, TensorKind,
+    Access, BaselineKernel, BatchLaunch, ConvertDesc, ConvertKind, CopyDesc, Fault, PiecesBaseline,
+    RowsDesc, Scalar, SpecDesc, SpecInfo, TensorDesc, TensorKind,
 };
 
 // SAFETY: `RowsDesc` is a cxx shared struct, `#[repr(C)]` plain integers with no padding and no
@@ -396,6 +475,14 @@ pub(crate) fn launch_tensor(desc: &TensorDesc) -> Result<(), Error> {
     // SAFETY: per the contract above, both addresses cover every element of their layouts; C++
     // re-checks the atom, width, rank, modes and tile arithmetic before any kernel runs.
     unsafe { bridge::launch_tensor(desc) }.map_err(Error::from_cxx)
+}
+
+/// Launch one convert-family copy (see the bridge's contract).
+pub(crate) fn launch_convert(desc: &ConvertDesc) -> Result<(), Error> {
+    // SAFETY: per the contract above, both addresses cover every element of their layouts and
+    // `params` every coefficient; C++ re-checks the types, rank, modes, tile and chunk arithmetic
+    // before any kernel runs.
+    unsafe { bridge::launch_convert(desc) }.map_err(Error::from_cxx)
 }
 
 /// The kernel's warp tasks per destination row of `row_bytes` bytes (its compiled segment rule),

@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::CudaStream;
+use cudarc::driver::{CudaStream, DevicePtr};
 
+use crate::convert::{ConvertPlan, ConvertRoute, CHANNELS_BY_VALUE};
 use crate::error::{Error, Result};
 use crate::ffi::{self, BatchLaunch, CopyDesc, Kernel, RowsDesc};
 use crate::plan::{Plan, TensorPlan, TensorRoute};
@@ -195,4 +196,41 @@ pub(crate) fn tensor(
             ffi::launch_tensor(&desc)
         }
     }
+}
+
+/// Launch a non-empty convert plan whose views are pinned at `src` / `dst` (coordinate 0), in the
+/// stream's context (checked by the caller). Channel coefficients past what the descriptor holds
+/// go up in a device array on the stream, freed in stream order after the launch.
+pub(crate) fn convert(
+    plan: &ConvertPlan,
+    src: u64,
+    dst: u64,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    if plan.route == ConvertRoute::Empty {
+        return Ok(());
+    }
+    let s = Span {
+        addr: src,
+        bytes: (plan.src.cosize()? * plan.src_dtype.size_bytes()) as u64,
+    };
+    let d = Span {
+        addr: dst,
+        bytes: (plan.dst.cosize()? * plan.dst_dtype.size_bytes()) as u64,
+    };
+    disjoint(s, d)?;
+    stream.context().bind_to_thread()?;
+    let params = match &plan.coefficients {
+        Some((mean, mul)) if mean.len() > CHANNELS_BY_VALUE => {
+            Some(stream.clone_htod(&[mean.as_slice(), mul.as_slice()].concat())?)
+        }
+        _ => None,
+    };
+    let guard = params.as_ref().map(|p| p.device_ptr(stream));
+    let desc = plan.desc(
+        (src, dst),
+        guard.as_ref().map_or(0, |g| g.0),
+        stream.cu_stream() as u64,
+    );
+    ffi::launch_convert(&desc)
 }

@@ -235,30 +235,51 @@ pub fn coalesce_layouts(src: &Layout, dst: &Layout) -> Result<(Layout, Layout)> 
             dst: dst.to_string(),
         });
     }
-    // (shape, src stride, dst stride) of the modes that move anything
-    let mut modes: Vec<(usize, usize, usize)> = (0..src.rank())
-        .filter(|&i| src.shape[i] != 1)
-        .map(|i| (src.shape[i], src.stride[i], dst.stride[i]))
+    let (shape, strides, _) = coalesce_modes(src.shape(), [src.stride(), dst.stride()]);
+    Ok((
+        Layout::new(&shape, &strides[0])?,
+        Layout::new(&shape, &strides[1])?,
+    ))
+}
+
+/// CuTe's `coalesce` of several layouts of one shape at once, as [`coalesce_layouts`] does it for
+/// two: size-1 modes dropped, modes sorted by the strides, descending (the second layout's first,
+/// then the first's, then the others'), and a mode folded into the one outside it when that one
+/// steps over it in *every* layout. Returns the shape, each layout's strides, and for each
+/// coalesced mode the original modes folded into it, innermost first (the convert family finds
+/// its channel mode there). An empty shape after dropping becomes `(1):(1)`, of no original mode.
+#[allow(clippy::type_complexity)]
+pub(crate) fn coalesce_modes<const N: usize>(
+    shape: &[usize],
+    strides: [&[usize]; N],
+) -> (Vec<usize>, [Vec<usize>; N], Vec<Vec<usize>>) {
+    // (original mode, shape, stride in each layout) of the modes that move anything
+    let mut modes: Vec<(usize, usize, [usize; N])> = (0..shape.len())
+        .filter(|&i| shape[i] != 1)
+        .map(|i| (i, shape[i], std::array::from_fn(|k| strides[k][i])))
         .collect();
-    modes.sort_by_key(|m| std::cmp::Reverse((m.2, m.1)));
-    let mut out: Vec<(usize, usize, usize)> = Vec::new();
-    for (s, ds, dd) in modes {
-        // `out`'s last mode is outer to this one: it folds in when it steps over this one on both sides.
+    modes.sort_by_key(|m| {
+        let key: [usize; N] = std::array::from_fn(|k| m.2[[1, 0].get(k).copied().unwrap_or(k)]);
+        std::cmp::Reverse(key)
+    });
+    let mut out: Vec<(usize, [usize; N], Vec<usize>)> = Vec::new();
+    for (i, s, st) in modes {
+        // `out`'s last mode is outer to this one: it folds in when it steps over this one everywhere.
         match out.last_mut() {
-            Some(o) if o.1 == s * ds && o.2 == s * dd => {
-                *o = (o.0 * s, ds, dd);
+            Some(o) if (0..N).all(|k| o.1[k] == s * st[k]) => {
+                o.0 *= s;
+                o.1 = st;
+                o.2.insert(0, i);
             }
-            _ => out.push((s, ds, dd)),
+            _ => out.push((s, st, vec![i])),
         }
     }
     if out.is_empty() {
-        let one = Layout::new(&[1], &[1])?;
-        return Ok((one, one));
+        return (vec![1], std::array::from_fn(|_| vec![1]), vec![Vec::new()]);
     }
-    let shape: Vec<usize> = out.iter().map(|m| m.0).collect();
-    let ss: Vec<usize> = out.iter().map(|m| m.1).collect();
-    let ds: Vec<usize> = out.iter().map(|m| m.2).collect();
-    Ok((Layout::new(&shape, &ss)?, Layout::new(&shape, &ds)?))
+    let shape = out.iter().map(|m| m.0).collect();
+    let strides = std::array::from_fn(|k| out.iter().map(|m| m.1[k]).collect());
+    (shape, strides, out.into_iter().map(|m| m.2).collect())
 }
 
 impl fmt::Display for Layout {

@@ -19,6 +19,9 @@
 //!    ([`TensorView`], [`TensorViewMut`], [`RawTensor`], owned [`DeviceTensor`]; a matrix is the
 //!    rank-2 case), and [`copy_tensor`] copies between any two layouts of one shape (transposes,
 //!    permutes, NCHW <-> NHWC), planned by [`TensorPlan`] (coalescing, route, swizzled tile).
+//!    [`convert_tensor`] does the same while converting the element type (f32 -> bf16, f16 ->
+//!    FP8 with a scale, u8 -> normalized f32), planned by [`ConvertPlan`] with its [`Convert`]
+//!    spec and [`ConvertRule`].
 //! 6. **See what CuTe does** on the host, no GPU needed: [`TiledCopySpec`] builds the TiledCopy with
 //!    real CuTe and partitions a tile for any thread ([`TiledCopySpec::thread_coords`]);
 //!    [`svg::tiled_copy_svg`] draws the thread-value map.
@@ -45,7 +48,7 @@
 //! **plan** ([`Plan`], [`TensorPlan`]) is a pure value of the views and a [`DeviceInfo`], printed with
 //! its reasons; **one launch path** checks overlap and the device, binds the context and calls the
 //! **bridge** (cxx: one descriptor, shared enums), which dispatches to the **family kernel** in
-//! `cpp/kernels/` (universal, cp_async, realign, transpose). Each family's Rust half (configuration,
+//! `cpp/kernels/` (universal, cp_async, realign, transpose, convert). Each family's Rust half (configuration,
 //! tiling rule, descriptor builder, launch decisions) sits beside the planner in a module of the
 //! family's name. README.md, "How the crate is built", names the files.
 //!
@@ -79,6 +82,7 @@ mod baseline;
 mod batch;
 #[cfg(feature = "candle")]
 pub mod candle;
+mod convert;
 mod copy;
 mod device;
 mod dtype;
@@ -101,6 +105,7 @@ mod view;
 pub use atom::{Atom, Family, KernelConfig, ELEMENT_WIDTHS};
 pub use baseline::{copy_blocks_baseline, launch_baseline, Baseline, BatchBaseline};
 pub use batch::{Batch, BatchPlan, Index, Region};
+pub use convert::{conversion, Convert, ConvertPlan, ConvertRoute, ConvertRule, CHANNELS_BY_VALUE};
 pub use copy::{
     copy, copy_raw, copy_with, launch, launch_overhead_ns, pad, pad_raw, pad_with, plan,
     tutorial_copy,
@@ -118,7 +123,9 @@ pub use plan::{
     coalesce, copy_mask, widest_vector_bits, Operand, Operation, Plan, TensorPlan, TensorRoute,
     MAX_BLOCKS, RAGGED_ROW_MIN_BYTES, REALIGN_MIN_ROW_BYTES,
 };
-pub use tensor::{copy_tensor, copy_tensor_raw, plan_tensor};
+pub use tensor::{
+    convert_tensor, convert_tensor_raw, copy_tensor, copy_tensor_raw, plan_convert, plan_tensor,
+};
 pub use tiled_copy::TiledCopySpec;
 pub use transpose::{
     swizzle, Access, ThreadWork, TileKind, TileStage, TransposeTile, ITEM_MAX_BYTES,

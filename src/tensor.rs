@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
 
+use crate::convert::{Convert, ConvertPlan};
 use crate::device::check_context;
 use crate::error::{Error, Result};
 use crate::plan::TensorPlan;
@@ -98,6 +99,75 @@ pub fn copy_tensor_raw(
     check_context("destination", dst.context(), stream)?;
     let at = |t: &RawTensor| t.ptr() + (t.offset() * e) as u64;
     crate::launch::tensor(&plan, at(src), at(dst), stream)?;
+    Ok(plan)
+}
+
+/// Plan a converting copy of `src` into `dst` (equal shapes, any layouts, any supported pair of
+/// element types). Nothing is launched.
+pub fn plan_convert<S: Element, D: Element>(
+    src: &TensorView<'_, S>,
+    dst: &TensorViewMut<'_, D>,
+    convert: &Convert,
+) -> Result<ConvertPlan> {
+    let (s, d) = (src.place(), dst.place());
+    s.check()?;
+    d.check()?;
+    ConvertPlan::new(S::DTYPE, D::DTYPE, s.layout, d.layout, convert)
+}
+
+/// Copy `src` into `dst` converting every element to the destination's type, and scaling or
+/// normalizing it per channel as `convert` says: views of any rank and layouts of equal shape,
+/// so a transpose, permute, crop or strided slice converts in the same launch. Returns the plan
+/// it ran; [`crate::ConvertRule`] says how each pair rounds.
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// use cute_copy::{Convert, DeviceTensor, Layout};
+/// let stream = cute_copy::stream(0)?;
+/// // u8 NHWC frames -> f32 NCHW, ImageNet-normalized, in one launch
+/// let x = DeviceTensor::<u8>::zeros(&stream, Layout::row_major(&[64, 224, 224, 3])?)?;
+/// let mut y = DeviceTensor::<f32>::zeros(&stream, Layout::row_major(&[64, 3, 224, 224])?)?;
+/// let norm = Convert::new().normalize(1, &[123.675, 116.28, 103.53], &[58.395, 57.12, 57.375]);
+/// let plan = cute_copy::convert_tensor(&x.view().permute(&[0, 3, 1, 2])?, &mut y.view_mut(), &norm, &stream)?;
+/// println!("{plan}");
+/// # Ok(()) }
+/// ```
+pub fn convert_tensor<S: Element, D: Element>(
+    src: &TensorView<'_, S>,
+    dst: &mut TensorViewMut<'_, D>,
+    convert: &Convert,
+    stream: &Arc<CudaStream>,
+) -> Result<ConvertPlan> {
+    let plan = plan_convert(src, dst, convert)?;
+    if plan.src.size() == 0 {
+        return Ok(plan);
+    }
+    check_context("source", src.context(), stream)?;
+    check_context("destination", dst.context(), stream)?;
+    let s = src.pin(stream);
+    let d = dst.pin(stream);
+    crate::launch::convert(&plan, s.addr, d.addr, stream)?;
+    Ok(plan)
+}
+
+/// [`convert_tensor`] for run-time-typed views (each side its own dtype).
+pub fn convert_tensor_raw(
+    src: &RawTensor<'_>,
+    dst: &mut RawTensor<'_>,
+    convert: &Convert,
+    stream: &Arc<CudaStream>,
+) -> Result<ConvertPlan> {
+    let (s, d) = (src.place(), dst.place());
+    s.check()?;
+    d.check()?;
+    let plan = ConvertPlan::new(src.dtype(), dst.dtype(), s.layout, d.layout, convert)?;
+    if plan.src.size() == 0 {
+        return Ok(plan);
+    }
+    check_context("source", src.context(), stream)?;
+    check_context("destination", dst.context(), stream)?;
+    let at = |t: &RawTensor| t.ptr() + (t.offset() * t.dtype().size_bytes()) as u64;
+    crate::launch::convert(&plan, at(src), at(dst), stream)?;
     Ok(plan)
 }
 

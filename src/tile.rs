@@ -36,6 +36,7 @@ pub(crate) fn config(atom: Atom, dtype: DType) -> KernelConfig {
         }
         Family::Realign => crate::realign::config(dtype),
         Family::Transpose => crate::transpose::config(dtype),
+        Family::Convert => crate::convert::config(dtype),
     }
 }
 

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{check, check_dtype, gpu, rng, run_case, Case};
-use cute_copy::{Atom, DType, Error, Family};
+use cute_copy::{Atom, DType, Error};
 use half::{bf16, f16};
 
 #[test]
@@ -16,7 +16,7 @@ fn every_atom_copies_every_dtype_it_is_legal_for() {
             if atom.values_for(dtype).is_err() {
                 continue;
             }
-            if atom.family() == Family::Transpose {
+            if atom.is_tensor_only() {
                 // a tensor atom: 2D copies refuse it with a typed error (copy_tensor plans it)
                 let src = cute_copy::DeviceMatrix::<u8>::zeros(&stream, 4, 64, 64).unwrap();
                 let mut dst = cute_copy::DeviceMatrix::<u8>::zeros(&stream, 4, 64, 64).unwrap();

@@ -119,6 +119,8 @@ fn random_copies_and_pads_match_the_host_reference() {
                 DType::I32 => run::<i32>(&stream, case, n),
                 DType::U64 => run::<u64>(&stream, case, n),
                 DType::I64 => run::<i64>(&stream, case, n),
+                DType::F8E4M3 => run::<float8::F8E4M3>(&stream, case, n),
+                DType::F8E5M2 => run::<float8::F8E5M2>(&stream, case, n),
             }
         })
         .unwrap();

@@ -18,7 +18,11 @@ measures the host; that figure is kept too, as `compile_stream_gbps`. D2D is tim
 calls (10 back-to-back per event pair): captured into a graph, the flat copy_ becomes a memcpy node
 that ran at 2.7 TB/s against 4.2 TB/s from the stream for 1 GiB each way (H200, torch 2.11).
 
-Usage (on the GPU host): python3 tools/torch_anchor.py [--layouts] [--any-shape] [--json out.json]
+For "Conversions" (`--convert`, groups `convert_*` of benches/convert.rs): torch eager and
+torch.compile of the same expression (cast, scale, normalize, with the same permute or crop) into
+a preallocated output, graph-timed, and D2D of the same bytes.
+
+Usage (on the GPU host): python3 tools/torch_anchor.py [--layouts] [--any-shape] [--convert] [--json out.json]
 """
 import json
 import math
@@ -44,7 +48,7 @@ SHAPES = [
     ("16384x16384_dense", torch.float16, 16384, 16384, 16384, 16384, (0, 0), (0, 0), None),
     ("16383x16383_ld16384", torch.float16, 16383, 16383, 16384, 16384, (0, 0), (0, 0), None),
 ]
-RUST_DTYPE = {torch.uint8: "u8", torch.int16: "u16", torch.int32: "u32", torch.int64: "i64",
+RUST_DTYPE = {torch.float8_e4m3fn: "f8e4m3", torch.uint8: "u8", torch.int16: "u16", torch.int32: "u32", torch.int64: "i64",
               torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.float64: "f64"}
 
 
@@ -151,6 +155,35 @@ ANY_SHAPE = [
     ("any_permute_2x2048x32x128_0231", torch.float16, (2, 2048, 32, 128), lambda x: x.permute(0, 2, 3, 1)),
 ]
 
+# "Conversions" (must match benches/convert.rs): (name, source dtype, storage shape, the expression,
+# destination dtype). FP8 is clamped to +-448 first: cute-copy saturates (cvt.rn.satfinite), torch's
+# cast would give NaN past 448.
+IMAGENET_MEAN, IMAGENET_STD = (123.675, 116.28, 103.53), (58.395, 57.12, 57.375)
+
+
+def _norm(x, shape):
+    mean = torch.tensor(IMAGENET_MEAN, device="cuda").view(shape)
+    std = torch.tensor(IMAGENET_STD, device="cuda").view(shape)
+    return (x.float() - mean) / std
+
+
+CONVERT = [
+    ("16384x16384", torch.float32, (16384, 16384), lambda x: x.to(torch.bfloat16), torch.bfloat16),
+    ("transpose_16384x16384", torch.float32, (16384, 16384), lambda x: x.permute(1, 0).to(torch.bfloat16),
+     torch.bfloat16),
+    ("permute_8x32x4096x128_0213_scaled", torch.float16, (8, 32, 4096, 128),
+     lambda x: (x.permute(0, 2, 1, 3).float() * (448.0 / 6.0)).clamp(-448, 448).to(torch.float8_e4m3fn),
+     torch.float8_e4m3fn),
+    ("batched_64x1024x1023_ld1024", torch.bfloat16, (64, 1024, 1024), lambda x: x[:, :, :1023].float(),
+     torch.float32),
+    ("nhwc_to_nchw_64x224x224x3_normalized", torch.uint8, (64, 224, 224, 3),
+     lambda x: _norm(x.permute(0, 3, 1, 2), (1, 3, 1, 1)), torch.float32),
+    ("crop_nchw_to_nhwc_8x3x1080x1920_normalized", torch.uint8, (8, 3, 1088, 1928),
+     lambda x: _norm(x[:, :, 3:1083, 5:1925].permute(0, 2, 3, 1), (1, 1, 1, 3)).to(torch.bfloat16),
+     torch.bfloat16),
+]
+
+
 def stream_ms(fn):
     """Per-call time of fn from 10 back-to-back calls on the stream per event pair (ms)."""
     return median_ms(fn, reps=20, calls=10)
@@ -222,6 +255,41 @@ def layout_rows(shapes):
     return rows
 
 
+def convert_rows():
+    """torch on the conversion shapes: eager y.copy_(expr(x)) into a preallocated y, torch.compile
+    of the same (checked close to eager: the two may round the normalization differently), D2D of
+    half the bytes read plus written each way."""
+    rows = []
+    for name, dt, shape, expr, out in CONVERT:
+        if dt.is_floating_point:
+            x = torch.randn(shape, device="cuda").to(dt)
+        else:
+            x = torch.randint(0, 256, shape, device="cuda", dtype=dt)
+        want = expr(x)
+        y = torch.empty(want.shape, dtype=out, device="cuda")
+        nbytes = want.numel() * (x.element_size() + y.element_size())
+        eager = lambda: y.copy_(expr(x))
+        row = {"group": f"convert_{name}_{RUST_DTYPE[dt]}_to_{RUST_DTYPE[out]}",
+               "torch_gbps": nbytes / graph_ms(eager) / 1e6}
+        try:
+            fn = compiled_copy(expr)
+            op = lambda: fn(x, y)
+            y.zero_()
+            op()
+            torch.cuda.synchronize()
+            assert torch.allclose(y.float(), want.float(), rtol=0.07, atol=1e-2), name
+            row["compile_gbps"] = nbytes / graph_ms(op) / 1e6
+        except AssertionError:
+            raise
+        except Exception as e:
+            print(f"# {name}: torch.compile failed: {type(e).__name__}: {e}", file=sys.stderr)
+        row |= {"d2d_gbps": d2d_gbps(nbytes, stream_ms), "bytes": nbytes}
+        rows.append(row)
+        del x, want, y
+        torch.cuda.empty_cache()
+    return rows
+
+
 def ratio(a, b):
     return f"{a / b:.2f}" if a and b else "-"
 
@@ -242,7 +310,9 @@ def print_table(rows):
 def main():
     print(f"# torch {torch.__version__} on {torch.cuda.get_device_name()}")
     layouts, any_shape = "--layouts" in sys.argv, "--any-shape" in sys.argv
-    if layouts or any_shape:
+    if "--convert" in sys.argv:
+        rows = convert_rows()
+    elif layouts or any_shape:
         rows = (layout_rows(LAYOUTS) if layouts else []) + (layout_rows(ANY_SHAPE) if any_shape else [])
     else:
         rows = alignment_rows() + batch_rows() + layout_rows(LAYOUTS)

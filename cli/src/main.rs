@@ -14,6 +14,9 @@
 //!                                        many random 2D copies in one launch: verified, timed
 //!   cute-copy tensor --dtype f16 --shape 8,32,4096,128 --permute 0,2,1,3 [--run] [--svg FILE]
 //!                                        a copy between layouts of any rank: explained, run
+//!   cute-copy tensor --dtype u8 --to f32 --shape 64,224,224,3 --permute 0,3,1,2 --normalize 1 \
+//!     --mean 123.675,116.28,103.53 --std 58.395,57.12,57.375 [--run]
+//!                                        the same, converting (and normalizing) on the way
 
 use std::process::ExitCode;
 
@@ -23,6 +26,7 @@ use clap::{Parser, Subcommand};
 mod output;
 mod batch;
 mod bench;
+mod convert;
 mod demo;
 mod explain;
 mod flags;
@@ -87,7 +91,8 @@ enum Command {
     Batch(batch::BatchArgs),
     /// A copy between layouts of any rank (a transpose, a permute, NCHW -> NHWC): the layouts
     /// before and after coalescing, the route and why, the shared-memory tile and its swizzle, one
-    /// thread's work (no GPU needed); with --run, verified and timed against a D2D memcpy.
+    /// thread's work (no GPU needed); with --run, verified and timed against a D2D memcpy. With
+    /// --to (and --scale, --normalize), a copy that converts the element type on the way.
     Tensor(tensor::TensorArgs),
 }
 

@@ -22,23 +22,35 @@ pub(crate) struct RunArgs {
     iters: usize,
 }
 
-/// Call `$f::<T>(args)` with the Rust element type of a run-time [`DType`].
+/// Call `$f::<T>(args)` with the Rust element type of a run-time [`DType`]; with a type given,
+/// `$f::<$S, T>(args)` (a second element type, for conversions).
 macro_rules! with_element {
     ($dtype:expr, $f:ident($($arg:expr),* $(,)?)) => {
+        with_element!(@ $dtype, $f, [], ($($arg),*))
+    };
+    ($dtype:expr, $f:ident::<$S:ty>($($arg:expr),* $(,)?)) => {
+        with_element!(@ $dtype, $f, [$S,], ($($arg),*))
+    };
+    (@ $dtype:expr, $f:ident, [$($S:ty,)?], $args:tt) => {
         match $dtype {
-            DType::F32 => $f::<f32>($($arg),*),
-            DType::F64 => $f::<f64>($($arg),*),
-            DType::F16 => $f::<half::f16>($($arg),*),
-            DType::BF16 => $f::<half::bf16>($($arg),*),
-            DType::U8 => $f::<u8>($($arg),*),
-            DType::I8 => $f::<i8>($($arg),*),
-            DType::U16 => $f::<u16>($($arg),*),
-            DType::I16 => $f::<i16>($($arg),*),
-            DType::U32 => $f::<u32>($($arg),*),
-            DType::I32 => $f::<i32>($($arg),*),
-            DType::U64 => $f::<u64>($($arg),*),
-            DType::I64 => $f::<i64>($($arg),*),
+            DType::F32 => with_element!(@call $f, [$($S,)? f32], $args),
+            DType::F64 => with_element!(@call $f, [$($S,)? f64], $args),
+            DType::F16 => with_element!(@call $f, [$($S,)? half::f16], $args),
+            DType::BF16 => with_element!(@call $f, [$($S,)? half::bf16], $args),
+            DType::U8 => with_element!(@call $f, [$($S,)? u8], $args),
+            DType::I8 => with_element!(@call $f, [$($S,)? i8], $args),
+            DType::U16 => with_element!(@call $f, [$($S,)? u16], $args),
+            DType::I16 => with_element!(@call $f, [$($S,)? i16], $args),
+            DType::U32 => with_element!(@call $f, [$($S,)? u32], $args),
+            DType::I32 => with_element!(@call $f, [$($S,)? i32], $args),
+            DType::U64 => with_element!(@call $f, [$($S,)? u64], $args),
+            DType::I64 => with_element!(@call $f, [$($S,)? i64], $args),
+            DType::F8E4M3 => with_element!(@call $f, [$($S,)? float8::F8E4M3], $args),
+            DType::F8E5M2 => with_element!(@call $f, [$($S,)? float8::F8E5M2], $args),
         }
+    };
+    (@call $f:ident, [$($T:ty),+], ($($arg:expr),*)) => {
+        $f::<$($T),+>($($arg),*)
     };
 }
 pub(crate) use with_element;

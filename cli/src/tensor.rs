@@ -21,9 +21,9 @@ fn parse_layout(s: &str) -> Result<Layout, String> {
 
 #[derive(Args)]
 pub(crate) struct TensorArgs {
-    /// Element type.
+    /// Element type (of the source, with --to).
     #[arg(long, value_parser = parse_dtype)]
-    dtype: DType,
+    pub(crate) dtype: DType,
     /// The source view's layout in CuTe notation, e.g. "(8,4096,32,128):(16777216,128,524288,1)".
     #[arg(long, value_parser = parse_layout, required_unless_present = "shape", conflicts_with = "shape")]
     src: Option<Layout>,
@@ -38,25 +38,40 @@ pub(crate) struct TensorArgs {
     dst: Option<Layout>,
     /// Element offset of the source view in its allocation (alignment depends on it).
     #[arg(long, default_value_t = 0)]
-    src_offset: usize,
+    pub(crate) src_offset: usize,
     /// Element offset of the destination view in its allocation.
     #[arg(long, default_value_t = 0)]
-    dst_offset: usize,
+    pub(crate) dst_offset: usize,
     /// The thread whose work is shown.
     #[arg(long, default_value_t = 0)]
     thread: usize,
     /// Print the same facts as one JSON object, and nothing else.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Write the shared-memory tile with its swizzle as an SVG picture (transpose-family plans).
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
     /// Run it on the GPU: random source, poisoned destination, verified, timed against D2D.
     #[arg(long)]
-    run: bool,
+    pub(crate) run: bool,
     /// Timed iterations with --run (after 3 warm-up launches).
     #[arg(long, default_value_t = 20)]
-    iters: usize,
+    pub(crate) iters: usize,
+    /// Convert to this element type on the way (the convert family).
+    #[arg(long, value_parser = parse_dtype)]
+    to: Option<DType>,
+    /// Multiply every value by this (after a normalization; an FP8 scale).
+    #[arg(long)]
+    scale: Option<f32>,
+    /// Normalize per channel along this mode of the copy's shape: (x - mean[c]) / std[c].
+    #[arg(long, requires_all = ["mean", "std"])]
+    normalize: Option<usize>,
+    /// The channels' means, e.g. 123.675,116.28,103.53.
+    #[arg(long, value_delimiter = ',', requires = "normalize")]
+    mean: Option<Vec<f32>>,
+    /// The channels' standard deviations.
+    #[arg(long, value_delimiter = ',', requires = "normalize")]
+    std: Option<Vec<f32>>,
 }
 
 impl TensorArgs {
@@ -110,6 +125,17 @@ fn route_json(plan: &TensorPlan) -> serde_json::Value {
 
 pub(crate) fn tensor(args: &TensorArgs) -> CliResult {
     let (src, dst) = args.layouts()?;
+    let mut convert = cute_copy::Convert::new();
+    if let Some(s) = args.scale {
+        convert = convert.scale(s);
+    }
+    if let (Some(m), Some(mean), Some(std)) = (args.normalize, &args.mean, &args.std) {
+        convert = convert.normalize(m, mean, std);
+    }
+    let to = args.to.unwrap_or(args.dtype);
+    if to != args.dtype || !convert.is_identity() {
+        return crate::convert::convert(args, to, &convert, (src, dst));
+    }
     let e = args.dtype.size_bytes();
     let offsets = (args.src_offset * e, args.dst_offset * e);
     let plan = match crate::flags::device() {

@@ -59,6 +59,11 @@ bool realign_lean_legal(RowsDesc const& d, std::uint64_t src_base, std::uint64_t
 void launch_transpose(AtomId atom, int width, TensorDesc const& desc);
 ConfigValues config_transpose(AtomId atom, int width);
 
+// The convert family takes a convert descriptor (coalesced layouts of rank 1..6, two element
+// types, optional per-channel affine), checked by dispatch.cu.
+void launch_convert_family(int src_width, int dst_width, ConvertDesc const& desc);
+ConfigValues config_convert(AtomId atom, int width);
+
 void launch_tutorial_kernel(LaunchArgs const& args);
 void launch_empty_kernel(cudaStream_t stream);
 
@@ -94,6 +99,9 @@ auto by_width(int width, Args const&... args) {
 #endif
 #ifndef CUTE_COPY_ROW_transpose
 #define CUTE_COPY_ROW_transpose(...)
+#endif
+#ifndef CUTE_COPY_ROW_convert
+#define CUTE_COPY_ROW_convert(...)
 #endif
 
 // The runtime-to-template switch of every family file: Op<Width, AtomBytes, ZeroFill>::run(args...)

@@ -78,6 +78,8 @@ pub fn dtype_name(code: u8, bits: u8) -> String {
         (4, 16) => "bfloat16".into(),
         (5, b) => format!("complex{b}"),
         (6, 8) => "bool".into(),
+        (10, 8) => "float8_e4m3fn".into(),
+        (12, 8) => "float8_e5m2".into(),
         (c, b) => format!("DLPack type code {c} of {b} bits"),
     }
 }
@@ -99,6 +101,8 @@ fn dtype_of(code: u8, bits: u8, lanes: u16) -> PyResult<DType> {
         (2, 32) => Some(DType::F32),
         (2, 64) => Some(DType::F64),
         (4, 16) => Some(DType::BF16),
+        (10, 8) => Some(DType::F8E4M3),
+        (12, 8) => Some(DType::F8E5M2),
         _ => None,
     };
     let by_width = match bits {

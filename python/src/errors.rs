@@ -24,6 +24,8 @@ pub fn to_py(e: Error) -> PyErr {
         | Error::ShapeMismatch { .. }
         | Error::Overlap
         | Error::DTypeMismatch { .. }
+        | Error::UnsupportedConversion { .. }
+        | Error::Normalize(_)
         | Error::WrongContext { .. }
         | Error::Misaligned { .. }
         | Error::AtomNarrowerThanElement { .. }

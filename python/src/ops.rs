@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use cute_copy::cudarc::driver::CudaStream;
-use cute_copy::{DType, Layout, RawTensor, TensorPlan, TensorRoute};
+use cute_copy::{Convert, DType, Layout, RawTensor, TensorPlan, TensorRoute};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -20,9 +20,11 @@ struct Side {
     stride: Vec<usize>,
 }
 
-/// A checked pair: equal dtypes, shapes and devices; negative strides resolved.
+/// A checked pair: equal shapes and devices; negative strides resolved. The dtypes may differ (a
+/// converting copy).
 struct Pair {
     dtype: DType,
+    dst_dtype: DType,
     ordinal: usize,
     src: Side,
     dst: Side,
@@ -69,7 +71,6 @@ pub(crate) fn check_writable(dst: &Array, what: &str) -> PyResult<()> {
 /// and resolve the layouts the crate takes.
 fn pair(dst: &Array, src: &Array, src_shape: &[usize], src_strides: &[i64]) -> PyResult<Pair> {
     check_same_device(src, "source", dst, "destination")?;
-    check_same_dtype(src, "source", dst, "destination")?;
     check_writable(dst, "destination")?;
     if src_shape != dst.shape.as_slice() {
         return Err(PyValueError::new_err(format!(
@@ -118,6 +119,7 @@ fn pair(dst: &Array, src: &Array, src_shape: &[usize], src_strides: &[i64]) -> P
     let (shape, ss, ds) = fit_rank(shape, ss, ds)?;
     Ok(Pair {
         dtype: src.dtype,
+        dst_dtype: dst.dtype,
         ordinal: dst.ordinal(),
         src: Side {
             addr: sa as u64,
@@ -197,18 +199,71 @@ unsafe fn raw<'a>(side: &Side, dtype: DType, s: &'a Arc<CudaStream>) -> PyResult
     unsafe { RawTensor::with_layout(side.addr, len, dtype, 0, l, s) }.py_err()
 }
 
-fn launch_pair(p: &Pair, stream: u64) -> PyResult<()> {
-    if p.empty {
-        return Ok(());
+/// Copy (or, when the dtypes differ or `convert` scales or normalizes, convert) one pair.
+fn launch_pair(p: &Pair, stream: u64, convert: &Convert) -> PyResult<()> {
+    if p.dtype == p.dst_dtype && convert.is_identity() {
+        if p.empty {
+            return Ok(());
+        }
+    } else {
+        // checked even when empty: a bad pair or normalization is an error whatever the shape
+        convert_plan(p, convert)?;
+        if p.empty {
+            return Ok(());
+        }
     }
     let s = device::stream(p.ordinal, stream)?;
     let _restore = device::RestoreContext::save();
     // SAFETY: both arrays are held by the caller for the call and ordered on `s` by their
     // frameworks (the same stream, or the DLPack handshake made `s` wait).
     let src = unsafe { raw(&p.src, p.dtype, &s)? };
-    let mut dst = unsafe { raw(&p.dst, p.dtype, &s)? };
-    cute_copy::copy_tensor_raw(&src, &mut dst, &s).py_err()?;
+    let mut dst = unsafe { raw(&p.dst, p.dst_dtype, &s)? };
+    if p.dtype == p.dst_dtype && convert.is_identity() {
+        cute_copy::copy_tensor_raw(&src, &mut dst, &s).py_err()?;
+    } else {
+        cute_copy::convert_tensor_raw(&src, &mut dst, convert, &s).py_err()?;
+    }
     Ok(())
+}
+
+/// The convert spec of `copy_`'s keywords: `scale`, and `mean` / `std` along `dim`.
+pub(crate) fn convert_spec(
+    rank: usize,
+    scale: Option<f32>,
+    mean: Option<Vec<f32>>,
+    std: Option<Vec<f32>>,
+    dim: Option<i64>,
+) -> PyResult<Convert> {
+    let mut c = Convert::new();
+    if let Some(s) = scale {
+        c = c.scale(s);
+    }
+    match (mean, std, dim) {
+        (None, None, None) => Ok(c),
+        (Some(mean), Some(std), Some(dim)) => {
+            let d = if dim < 0 { dim + rank as i64 } else { dim };
+            if d < 0 || d >= rank.max(1) as i64 {
+                return Err(PyValueError::new_err(format!(
+                    "dim {dim} is out of range for a destination of {rank} dimensions"
+                )));
+            }
+            Ok(c.normalize(d as usize, &mean, &std))
+        }
+        _ => Err(PyValueError::new_err(
+            "mean, std and dim go together: the channel dimension and its mean and std",
+        )),
+    }
+}
+
+fn convert_plan(p: &Pair, convert: &Convert) -> PyResult<cute_copy::ConvertPlan> {
+    cute_copy::ConvertPlan::new(
+        p.dtype,
+        p.dst_dtype,
+        layout(&p.src)?,
+        layout(&p.dst)?,
+        convert,
+    )
+    .py_err()
 }
 
 pub(crate) fn launch_call(stream: Option<&Bound<'_, PyAny>>) -> PyResult<Call> {
@@ -218,19 +273,33 @@ pub(crate) fn launch_call(stream: Option<&Bound<'_, PyAny>>) -> PyResult<Call> {
     })
 }
 
-/// `dst[...] = src`: any layouts of one shape and dtype, on the caller's stream.
+/// `dst[...] = src`: any layouts of one shape, on the caller's stream; converting (and scaling
+/// or normalizing along `dim`) when the dtypes differ or `scale` / `mean` / `std` are given.
 #[pyfunction]
-#[pyo3(signature = (dst, src, stream=None))]
+#[pyo3(signature = (dst, src, stream=None, scale=None, mean=None, std=None, dim=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn copy_(
     dst: &Bound<'_, PyAny>,
     src: &Bound<'_, PyAny>,
     stream: Option<&Bound<'_, PyAny>>,
+    scale: Option<f32>,
+    mean: Option<Vec<f32>>,
+    std: Option<Vec<f32>>,
+    dim: Option<i64>,
 ) -> PyResult<()> {
     let mut call = launch_call(stream)?;
     let d = import(dst, "destination", &mut call)?;
     let s = import(src, "source", &mut call)?;
+    let convert = convert_spec(d.shape.len(), scale, mean, std, dim)?;
     let p = pair(&d, &s, &s.shape, &s.strides)?;
-    launch_pair(&p, call.stream.unwrap_or(0))
+    if convert.channel_mode().is_some() && p.dst.shape.len() != d.shape.len().max(1) {
+        return Err(PyValueError::new_err(format!(
+            "normalizing along a dim needs a copy of at most {} dimensions (this one has {})",
+            cute_copy::MAX_RANK,
+            d.shape.len()
+        )));
+    }
+    launch_pair(&p, call.stream.unwrap_or(0), &convert)
 }
 
 fn permuted(x: &Array, dims: &[i64]) -> PyResult<(Vec<usize>, Vec<i64>)> {
@@ -272,8 +341,9 @@ pub fn permute_into(
     let d = import(out, "destination", &mut call)?;
     let s = import(x, "source", &mut call)?;
     let (shape, strides) = permuted(&s, &dims)?;
+    check_same_dtype(&s, "source", &d, "destination")?;
     let p = pair(&d, &s, &shape, &strides)?;
-    launch_pair(&p, call.stream.unwrap_or(0))
+    launch_pair(&p, call.stream.unwrap_or(0), &Convert::new())
 }
 
 /// The matrix reading `(rows, cols, ld)` of a 2D array (rank 1: one row).
@@ -335,14 +405,29 @@ pub fn pad_into(
 // ---- plans ---------------------------------------------------------------------------------
 
 fn plan_of(dst: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>) -> PyResult<TensorPlan> {
+    let p = pair_of(dst, src)?;
+    check_dtypes(&p)?;
+    plan_pair(&p)
+}
+
+fn pair_of(dst: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>) -> PyResult<Pair> {
     let mut call = Call {
         stream: None,
         launch: false,
     };
     let d = import(dst, "destination", &mut call)?;
     let s = import(src, "source", &mut call)?;
-    let p = pair(&d, &s, &s.shape, &s.strides)?;
-    plan_pair(&p)
+    pair(&d, &s, &s.shape, &s.strides)
+}
+
+fn check_dtypes(p: &Pair) -> PyResult<()> {
+    if p.dtype != p.dst_dtype {
+        return Err(PyValueError::new_err(format!(
+            "dtype mismatch: source {}, destination {} (explain describes copies; plan() gives a converting copy's text)",
+            p.dtype, p.dst_dtype
+        )));
+    }
+    Ok(())
 }
 
 fn plan_pair(p: &Pair) -> PyResult<TensorPlan> {
@@ -355,10 +440,25 @@ fn plan_pair(p: &Pair) -> PyResult<TensorPlan> {
     .py_err()
 }
 
-/// The plan's text for copying `src` into `dst` (nothing is launched; any device).
+/// The plan's text for copying (or converting) `src` into `dst` with `copy_`'s keywords (nothing
+/// is launched; any device).
 #[pyfunction]
-pub fn plan(dst: &Bound<'_, PyAny>, src: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(plan_of(dst, src)?.to_string())
+#[pyo3(signature = (dst, src, scale=None, mean=None, std=None, dim=None))]
+pub fn plan(
+    dst: &Bound<'_, PyAny>,
+    src: &Bound<'_, PyAny>,
+    scale: Option<f32>,
+    mean: Option<Vec<f32>>,
+    std: Option<Vec<f32>>,
+    dim: Option<i64>,
+) -> PyResult<String> {
+    let p = pair_of(dst, src)?;
+    let convert = convert_spec(p.dst.shape.len(), scale, mean, std, dim)?;
+    if p.dtype == p.dst_dtype && convert.is_identity() {
+        Ok(plan_pair(&p)?.to_string())
+    } else {
+        Ok(convert_plan(&p, &convert)?.to_string())
+    }
 }
 
 fn plan_dict<'py>(py: Python<'py>, p: &TensorPlan) -> PyResult<Bound<'py, PyDict>> {

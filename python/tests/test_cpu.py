@@ -189,10 +189,25 @@ def test_explain_layout_refuses_unknown_dtypes_and_bad_layouts():
         cc.explain_layout("f32", [4, 4], dst_strides=[0, 1])
 
 
+def test_plan_of_a_converting_copy_says_how_it_rounds():
+    a = np.zeros((4, 6), np.float32)
+    text = cc.plan(a, a.astype(np.float16).T.copy().T)
+    assert text.startswith("convert copy f16 -> f32"), text
+    assert "exact" in text
+    text = cc.plan(a.astype(np.float16), a, mean=[0.5] * 6, std=[2.0] * 6, dim=1)
+    assert "normalized per channel" in text and "round to nearest even" in text.lower(), text
+    with pytest.raises(ValueError, match="mean, std and dim go together"):
+        cc.plan(a, a, mean=[0.0] * 6)
+    with pytest.raises(ValueError, match="normalize: mode 1 has 6 channels"):
+        cc.plan(a, a, mean=[0.0], std=[1.0], dim=1)
+    with pytest.raises(ValueError, match="no conversion from i64 to f16"):
+        cc.plan(a.astype(np.float16), a.astype(np.int64))
+
+
 def test_plan_refuses_mismatched_pairs_with_value_errors():
     a = np.zeros((4, 6), np.float32)
-    with pytest.raises(ValueError, match="dtype mismatch: source float16, destination float32"):
-        cc.plan(a, a.astype(np.float16))
+    with pytest.raises(ValueError, match="dtype mismatch: source f16, destination f32"):
+        cc.explain(a, a.astype(np.float16))
     with pytest.raises(ValueError, match=r"shape mismatch: source \[6, 4\], destination \[4, 6\]"):
         cc.plan(a, a.T.copy())
     ro = a.copy()

@@ -234,7 +234,8 @@ def test_bad_input_leaves_the_destination_untouched(torch):
     before = dst.clone()
     cases = [
         (ValueError, lambda: cc.copy_(dst, x)),  # shape
-        (ValueError, lambda: cc.copy_(dst, x.t().half())),  # dtype
+        (ValueError, lambda: cc.copy_(dst, x.t(), mean=[0.0], std=[1.0], dim=0)),  # 96 channels
+        (ValueError, lambda: cc.copy_(dst, x.t(), mean=[0.0] * 96, std=[1.0] * 96)),  # no dim
         (ValueError, lambda: cc.copy_(dst[:, :32], dst[:, 32:])),  # overlap (byte ranges)
         (ValueError, lambda: cc.copy_(dst.as_strided((96, 64), (0, 1)), x.t())),  # not injective
         (TypeError, lambda: cc.copy_(dst, x.t().cpu())),
@@ -353,3 +354,69 @@ def test_plan_and_explain_of_device_tensors(torch):
     e = cc.explain(y, x.t())
     assert e["route"] == "transpose"
     assert "transpose" in cc.plan(y, x.t())
+
+
+def test_copy_converts_dtypes_like_torch(torch):
+    rng = random.Random(7)
+    # casts torch rounds as we do (to nearest even), on permuted and sliced views
+    for src_dt, dst_dt in [
+        ("float32", "bfloat16"),
+        ("float32", "float16"),
+        ("float16", "float32"),
+        ("bfloat16", "float64"),
+        ("uint8", "float32"),
+        ("int16", "float32"),
+        ("float64", "float32"),
+        ("int8", "int32"),
+        ("uint8", "int64"),
+    ]:
+        for rank in (2, 3, 4):
+            shape = random_shape(rng, rank)
+            v = random_view(torch, rng, shape, src_dt)
+            want = v.to(getattr(torch, dst_dt))
+            out = torch.empty(shape, dtype=getattr(torch, dst_dt), device="cuda")
+            cc.copy_(out, v)
+            if out.dtype.is_floating_point:
+                both_nan = torch.isnan(out) & torch.isnan(want)
+                assert torch.equal(torch.where(both_nan, 0, out), torch.where(both_nan, 0, want)), (src_dt, dst_dt)
+            else:
+                same_bits(out, want)
+
+
+def test_float8_casts_saturate_and_match_torch_in_range(torch):
+    x = torch.randn(64, 96, device="cuda") * 100
+    for f8 in (torch.float8_e4m3fn, torch.float8_e5m2):
+        big = torch.finfo(f8).max
+        out = torch.empty(96, 64, dtype=f8, device="cuda")
+        cc.copy_(out, x.t(), scale=0.5)
+        want = (x.t() * 0.5).clamp(-big, big).to(f8)
+        same_bits(out, want)
+        back = torch.empty(96, 64, device="cuda")
+        cc.copy_(back, out)
+        assert torch.equal(back, out.float())
+
+
+def test_normalize_u8_nhwc_frames_into_f32_nchw(torch):
+    x = torch.randint(0, 256, (3, 37, 41, 3), dtype=torch.uint8, device="cuda")
+    mean, std = [123.675, 116.28, 103.53], [58.395, 57.12, 57.375]
+    out = torch.empty(3, 3, 37, 41, device="cuda")
+    cc.copy_(out, x.permute(0, 3, 1, 2), mean=mean, std=std, dim=1)
+    m = torch.tensor(mean, device="cuda").view(1, 3, 1, 1)
+    s = torch.tensor(std, device="cuda").view(1, 3, 1, 1)
+    want = (x.permute(0, 3, 1, 2).float() - m) * (1.0 / s)
+    assert torch.allclose(out, want, rtol=1e-6, atol=1e-5)
+    # bf16 NHWC output of a crop, the channel last
+    crop = torch.randint(0, 256, (2, 3, 40, 50), dtype=torch.uint8, device="cuda")[:, :, 3:33, 5:45]
+    out = torch.empty(2, 30, 40, 3, dtype=torch.bfloat16, device="cuda")
+    cc.copy_(out, crop.permute(0, 2, 3, 1), mean=mean, std=std, dim=-1)
+    want = ((crop.permute(0, 2, 3, 1).float() - m.view(1, 1, 1, 3)) * (1.0 / s.view(1, 1, 1, 3))).bfloat16()
+    assert torch.allclose(out.float(), want.float(), rtol=1e-2)
+
+
+def test_refused_conversions_are_value_errors_and_write_nothing(torch):
+    x = torch.randint(0, 100, (8, 8), dtype=torch.int64, device="cuda")
+    out = torch.full((8, 8), 7.0, dtype=torch.float16, device="cuda")
+    with pytest.raises(ValueError, match="no conversion from i64 to f16"):
+        cc.copy_(out, x)
+    torch.cuda.synchronize()
+    assert torch.equal(out, torch.full((8, 8), 7.0, dtype=torch.float16, device="cuda"))

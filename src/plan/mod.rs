@@ -451,9 +451,9 @@ fn check_atom(
     operation: Operation,
     cc: Option<(u32, u32)>,
 ) -> Result<()> {
-    if atom.family() == Family::Transpose {
+    if atom.is_tensor_only() {
         return Err(Error::Unsupported(format!(
-            "{atom:?} moves tensors between layouts (copy_tensor plans it), not 2D copies or pads"
+            "{atom:?} moves tensors between layouts (copy_tensor / convert_tensor plan it), not 2D copies or pads"
         )));
     }
     let bytes = atom.bytes_for(dtype);

@@ -181,6 +181,8 @@ pub fn check_dtype(
         DType::I32 => check::<i32>(stream, case, r),
         DType::U64 => check::<u64>(stream, case, r),
         DType::I64 => check::<i64>(stream, case, r),
+        DType::F8E4M3 => check::<float8::F8E4M3>(stream, case, r),
+        DType::F8E5M2 => check::<float8::F8E5M2>(stream, case, r),
     }
 }
 

@@ -40,6 +40,7 @@ struct SpecInfo;
 struct RowsDesc;
 struct BatchLaunch;
 struct TensorDesc;
+struct ConvertDesc;
 enum class BaselineKernel : std::uint32_t;
 enum class PiecesBaseline : std::uint32_t;
 
@@ -52,6 +53,8 @@ void launch_rows(RowsDesc const& one, BatchLaunch const& launch);
 std::int64_t rows_segments(std::int64_t row_bytes);
 // One tensor copy of the transpose family (layouts of rank 1..6, planned in Rust).
 void launch_tensor(TensorDesc const& desc);
+// One converting copy of the convert family (layouts of rank 1..6, planned in Rust).
+void launch_convert(ConvertDesc const& desc);
 // The CuTe tutorial TiledCopy: f32, (32,4) threads, 32x32 tiles staged through shared memory.
 void launch_tutorial(CopyDesc const& desc);
 // A baseline that is not CuTe (cpp/baselines.cu): naive, hand-vectorized 16 B, cudaMemcpy2DAsync,

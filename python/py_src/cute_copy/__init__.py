@@ -214,15 +214,28 @@ def _is_contiguous(x) -> bool:
 # ---- the API ----------------------------------------------------------------------------------
 
 
-def copy_(dst, src, *, stream=None):
+def copy_(dst, src, *, scale=None, mean=None, std=None, dim=None, stream=None):
     """Copy ``src`` into ``dst`` (``dst[...] = src``), like ``Tensor.copy_``: any layouts of one
-    shape and dtype (transposes, permutes, slices, NCHW <-> NHWC, crops), one launch on the
-    caller's current stream (or ``stream``: a handle, a ``torch.cuda.Stream`` or a CuPy stream).
-    Returns ``dst``."""
-    if _compiling():
+    shape (transposes, permutes, slices, NCHW <-> NHWC, crops), one launch on the caller's current
+    stream (or ``stream``: a handle, a ``torch.cuda.Stream`` or a CuPy stream). Returns ``dst``.
+
+    When the dtypes differ the elements are converted on the way, rounded once to nearest even
+    (float8 saturates to its largest finite value; float to integer rounds and clamps, NaN -> 0;
+    integers clamp). ``scale`` multiplies every value, and ``mean`` / ``std`` normalize along
+    ``dim`` (``(x - mean[c]) / std[c] * scale``, torchvision's ``Normalize``), computed in float32,
+    in the same launch: ``copy_(out_f32_nchw, frames_u8_nhwc.permute(0, 3, 1, 2), mean=m, std=s,
+    dim=1)``."""
+    plain = scale is None and mean is None and std is None and dim is None
+    if _compiling() and plain:
         _torch.ops.cute_copy.copy_(dst, src)
         return dst
-    _ext.copy_(dst, src, stream)
+    if plain:
+        _ext.copy_(dst, src, stream)
+    else:
+        mean = None if mean is None else [float(v) for v in mean]
+        std = None if std is None else [float(v) for v in std]
+        _ext.copy_(dst, src, stream, None if scale is None else float(scale), mean, std,
+                   None if dim is None else int(dim))
     return dst
 
 

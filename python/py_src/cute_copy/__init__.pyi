@@ -27,8 +27,18 @@ class IndexStatus:
     def check(self, stream: Stream = None) -> None:
         """Wait for the last copy's stream; raise IndexError if an index was out of range. Clears."""
 
-def copy_(dst: A, src: Array, *, stream: Stream = None) -> A:
-    """``dst[...] = src``: any layouts of one shape and dtype, on the caller's stream. Returns dst."""
+def copy_(
+    dst: A,
+    src: Array,
+    *,
+    scale: Optional[float] = None,
+    mean: Optional[Sequence[float]] = None,
+    std: Optional[Sequence[float]] = None,
+    dim: Optional[int] = None,
+    stream: Stream = None,
+) -> A:
+    """``dst[...] = src``: any layouts of one shape, on the caller's stream, converting when the
+    dtypes differ (and scaling / normalizing along ``dim``). Returns dst."""
 
 def contiguous(x: A, *, stream: Stream = None) -> A:
     """``x`` if row-major contiguous, else a new row-major copy (x's framework)."""

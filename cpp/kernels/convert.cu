@@ -1,0 +1,561 @@
+// The convert family: copies that change the element type on the way, and may scale or normalize
+// per channel, between two layouts of one shape (rank 1..6). Planned by src/convert.rs, checked by
+// dispatch.cu's launch_convert.
+//
+// An element x of type S becomes y of type D:
+//   plain:   y = D(x), one rounding from the exact value of x (see src/convert.rs ConvertRule):
+//            floats round to nearest even (FP8: saturated to the largest finite value, PTX
+//            cvt.rn.satfinite), float -> integer rounds to nearest even and clamps (NaN -> 0),
+//            integers clamp to the destination's range;
+//   affine:  y = D((x - mean[c]) * mul[c]) in f32 (f64 when S or D is f64), c the channel, then
+//            converted as an f32 (f64) would be.
+//
+// Preconditions (launch_convert): the pair is coalesced, shapes >= 1, strides in elements, the
+// source span is the layout's, the route's counts are the planner's.
+//  * Elementwise (the last mode is the fastest on both sides): a thread converts a chunk of
+//    kChunk = 32 / min(SW, DW) elements of one row (32 bytes of the narrower type). The chunks
+//    of a row are phased to the destination's 16-byte grid, so every destination vector a chunk
+//    covers inside the row is one UniversalCopy<uint128_t> store; only a row's first and last
+//    partial vectors go element by element. A chunk's source is loaded as 16-byte vectors: one
+//    each where the row's source phase matches, else the aligned vectors around it, funnel-
+//    shifted into place (`realign`), when they lie inside the source span; else by element.
+//  * Tile (the fastest modes differ): a block converts a (tile_b, tile_a) tile over modes
+//    (mode_b, mode_a): loaded along mode_a by consecutive threads, converted in registers, staged
+//    in shared memory as D, rows padded by one 32-bit word, stored along mode_b by consecutive
+//    threads.
+//
+// Kernels are instantiated per (source width, destination width) pair; the scalar types of a
+// width (CUTE_COPY_SCALAR rows of menu.def) share them, switched on once per thread.
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cutlass/fast_math.h>
+
+#include "family.cuh"
+
+namespace cute_copy {
+namespace {
+
+using cutlass::FastDivmodU64;
+
+constexpr int kThreads = 256;
+constexpr int kUnroll = 2;          // chunks per thread (src/convert.rs UNROLL)
+constexpr int kTileElems = 4096;    // elements per tile: 16 per thread
+constexpr int kChannelsByValue = 16;
+
+// ---- One element: exact source value, one rounding -------------------------------------------
+
+template <class T, class U>
+CUTE_DEVICE T bits_as(U u) {
+  static_assert(sizeof(T) == sizeof(U), "same width");
+  T t;
+  memcpy(&t, &u, sizeof(T));
+  return t;
+}
+
+template <class T>
+constexpr bool kIsFp8 = std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>;
+
+// Any scalar as f32: exact for every float but f64, round to nearest even for wide integers.
+template <class T>
+CUTE_DEVICE float f32_of(T x) {
+  if constexpr (std::is_same_v<T, float>) return x;
+  else if constexpr (std::is_same_v<T, double>) return __double2float_rn(x);
+  else if constexpr (std::is_same_v<T, __half>) return __half2float(x);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(x);
+  else if constexpr (kIsFp8<T>) return static_cast<float>(x);
+  else if constexpr (std::is_same_v<T, std::int64_t>) return __ll2float_rn(x);
+  else if constexpr (std::is_same_v<T, std::uint64_t>) return __ull2float_rn(x);
+  else if constexpr (std::is_same_v<T, std::int32_t>) return __int2float_rn(x);
+  else if constexpr (std::is_same_v<T, std::uint32_t>) return __uint2float_rn(x);
+  else return static_cast<float>(x);  // 8- and 16-bit integers: exact
+}
+
+// Any scalar as f64: exact but for 64-bit integers (round to nearest even).
+template <class T>
+CUTE_DEVICE double f64_of(T x) {
+  if constexpr (std::is_same_v<T, double>) return x;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return __ll2double_rn(x);
+  else if constexpr (std::is_same_v<T, std::uint64_t>) return __ull2double_rn(x);
+  else if constexpr (std::is_integral_v<T>) return static_cast<double>(x);
+  else return static_cast<double>(f32_of(x));
+}
+
+// A float to a narrow integer: round to nearest even, clamp, NaN -> 0.
+template <class D, class F>
+CUTE_DEVICE D narrow_int_of(F x) {
+  if (x != x) return D(0);
+  F r = rint(x);
+  F const lo = static_cast<F>(std::numeric_limits<D>::min());
+  F const hi = static_cast<F>(std::numeric_limits<D>::max());
+  r = r < lo ? lo : (r > hi ? hi : r);
+  return static_cast<D>(r);
+}
+
+// An f32 to D: one rounding.
+template <class D>
+CUTE_DEVICE D from_f32(float x) {
+  if constexpr (std::is_same_v<D, float>) return x;
+  else if constexpr (std::is_same_v<D, double>) return static_cast<double>(x);
+  else if constexpr (std::is_same_v<D, __half>) return __float2half_rn(x);
+  else if constexpr (std::is_same_v<D, __nv_bfloat16>) return __float2bfloat16_rn(x);
+  else if constexpr (std::is_same_v<D, __nv_fp8_e4m3>) {
+    D r;
+    r.__x = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+    return r;
+  } else if constexpr (std::is_same_v<D, __nv_fp8_e5m2>) {
+    D r;
+    r.__x = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
+    return r;
+  } else if constexpr (sizeof(D) >= 4) {
+    if (x != x) return D(0);  // the conversions below clamp to the range (PTX cvt.rni)
+    if constexpr (std::is_same_v<D, std::int32_t>) return __float2int_rn(x);
+    else if constexpr (std::is_same_v<D, std::uint32_t>) return __float2uint_rn(x);
+    else if constexpr (std::is_same_v<D, std::int64_t>) return __float2ll_rn(x);
+    else return __float2ull_rn(x);
+  } else {
+    return narrow_int_of<D>(x);
+  }
+}
+
+// An f64 to D: one rounding.
+template <class D>
+CUTE_DEVICE D from_f64(double x) {
+  if constexpr (std::is_same_v<D, double>) return x;
+  else if constexpr (std::is_same_v<D, float>) return __double2float_rn(x);
+  else if constexpr (std::is_same_v<D, __half>) return __double2half(x);
+  else if constexpr (std::is_same_v<D, __nv_bfloat16>) return __double2bfloat16(x);
+  else if constexpr (std::is_same_v<D, __nv_fp8_e4m3>) {
+    D r;
+    r.__x = __nv_cvt_double_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+    return r;
+  } else if constexpr (std::is_same_v<D, __nv_fp8_e5m2>) {
+    D r;
+    r.__x = __nv_cvt_double_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
+    return r;
+  } else if constexpr (sizeof(D) >= 4) {
+    if (x != x) return D(0);
+    if constexpr (std::is_same_v<D, std::int32_t>) return __double2int_rn(x);
+    else if constexpr (std::is_same_v<D, std::uint32_t>) return __double2uint_rn(x);
+    else if constexpr (std::is_same_v<D, std::int64_t>) return __double2ll_rn(x);
+    else return __double2ull_rn(x);
+  } else {
+    return narrow_int_of<D>(x);
+  }
+}
+
+// S to D with no affine: one rounding from the exact value.
+template <class S, class D>
+CUTE_DEVICE D convert(S x) {
+  if constexpr (std::is_same_v<S, D>) {
+    return x;
+  } else if constexpr (std::is_integral_v<S> && std::is_integral_v<D>) {  // clamp to D's range
+    if constexpr (std::is_signed_v<S>) {
+      long long const v = x;
+      if constexpr (std::is_signed_v<D>) {
+        long long const lo = std::numeric_limits<D>::min(), hi = std::numeric_limits<D>::max();
+        return static_cast<D>(v < lo ? lo : (v > hi ? hi : v));
+      } else {
+        if (v < 0) return D(0);
+        unsigned long long const u = static_cast<unsigned long long>(v);
+        unsigned long long const hi = std::numeric_limits<D>::max();
+        return static_cast<D>(u > hi ? hi : u);
+      }
+    } else {
+      unsigned long long const u = x;
+      unsigned long long const hi = static_cast<unsigned long long>(std::numeric_limits<D>::max());
+      return static_cast<D>(u > hi ? hi : u);
+    }
+  } else if constexpr (std::is_integral_v<S>) {  // integer to float
+    if constexpr (sizeof(S) <= 2) return from_f32<D>(static_cast<float>(x));  // exact in f32
+    else if constexpr (std::is_same_v<D, float>) return f32_of(x);
+    else if constexpr (std::is_same_v<D, double>) return f64_of(x);
+    else return from_f64<D>(f64_of(x));  // 32-bit integers are exact in f64 (64-bit ones refused)
+  } else if constexpr (std::is_same_v<S, double>) {
+    return from_f64<D>(x);
+  } else {
+    return from_f32<D>(f32_of(x));  // floats of 32 bits or fewer widen to f32 exactly
+  }
+}
+
+// S to D through (x - mean) * mul, in f64 when a side is f64, else f32.
+template <class S, class D>
+CUTE_DEVICE D convert_affine(S x, float mean, float mul) {
+  if constexpr (std::is_same_v<S, double> || std::is_same_v<D, double>) {
+    double const v = (f64_of(x) - static_cast<double>(mean)) * static_cast<double>(mul);
+    return from_f64<D>(v);
+  } else {
+    float const v = (f32_of(x) - mean) * mul;
+    return from_f32<D>(v);
+  }
+}
+
+// Calls f(S{}, D{}) for the scalar types named at run time, among those of widths SW and DW.
+template <int W, class F>
+CUTE_DEVICE void with_scalar(Scalar s, F&& f) {
+  switch (s) {
+#define CUTE_COPY_SCALAR(name, bytes, type) \
+  case Scalar::name:                        \
+    if constexpr (bytes == W) f(type{});    \
+    break;
+#include "../menu.def"
+    default: break;
+  }
+}
+
+template <int SW, int DW, class F>
+CUTE_DEVICE void with_types(Scalar s, Scalar d, F&& f) {
+  with_scalar<SW>(s, [&](auto src) { with_scalar<DW>(d, [&](auto dst) { f(src, dst); }); });
+}
+
+// The channel coefficients in shared memory (16 at most, from the descriptor) or in the device
+// array at `params`.
+struct Coefficients {
+  float const* mean;
+  float const* mul;
+};
+
+CUTE_DEVICE Coefficients coefficients(ConvertDesc const& d, float* s_mean, float* s_mul) {
+  if (!d.affine) return {nullptr, nullptr};
+  if (d.channels > kChannelsByValue) {
+    float const* p = reinterpret_cast<float const*>(d.params);
+    return {p, p + d.channels};
+  }
+  if (threadIdx.x < d.channels) {
+    s_mean[threadIdx.x] = d.mean[threadIdx.x];
+    s_mul[threadIdx.x] = d.mul[threadIdx.x];
+  }
+  __syncthreads();
+  return {s_mean, s_mul};
+}
+
+// ---- Elementwise ---------------------------------------------------------------------------------
+
+struct ElemParams {
+  ConvertDesc d;
+  FastDivmodU64 per_row;   // chunks per row
+  FastDivmodU64 outer[5];  // extents of modes rank-2, rank-3, ... 0
+  FastDivmodU64 chan_div, chan_n;
+  std::uint64_t chunks;
+};
+
+template <int SW, int DW>
+struct ElemConfig {
+  static constexpr int kChunk = 32 / (SW < DW ? SW : DW);  // elements per chunk
+  static constexpr int kSV = 16 / SW, kDV = 16 / DW;       // elements per 16-byte vector
+  static constexpr int kSVecs = kChunk / kSV, kDVecs = kChunk / kDV;
+};
+
+// Convert a chunk of N elements in registers. Element j is element e0 + j of its row; its channel
+// is `c0` stepped every `div` elements (div = 0: one channel for the chunk), elements before
+// `first` not counted.
+template <class S, class D, int N, class SU, class DU>
+CUTE_DEVICE void convert_chunk(SU const (&in)[N], DU (&out)[N], ConvertDesc const& d, Coefficients coef,
+                               std::int64_t c0, std::int64_t r0, std::int64_t div, int skip) {
+  if (!d.affine) {
+    CUTE_UNROLL
+    for (int j = 0; j < N; ++j) out[j] = bits_as<DU>(convert<S, D>(bits_as<S>(in[j])));
+    return;
+  }
+  std::int64_t rr = r0, cc = c0;
+  CUTE_UNROLL
+  for (int j = 0; j < N; ++j) {
+    out[j] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(in[j]), coef.mean[cc], coef.mul[cc]));
+    if (j >= skip && ++rr == div) {
+      rr = 0;
+      if (++cc == d.channels) cc = 0;
+    }
+  }
+}
+
+template <int SW, int DW>
+CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
+  using C = ElemConfig<SW, DW>;
+  using SU = cute::uint_byte_t<SW>;
+  using DU = cute::uint_byte_t<DW>;
+  constexpr int kChunk = C::kChunk;
+  ConvertDesc const& d = p.d;
+  int const last = static_cast<int>(d.rank) - 1;
+  std::int64_t const n = d.shape[last];
+  std::int64_t const ss = d.src_stride[last], ds = d.dst_stride[last];
+  bool const vload = ss == 1, vstore = ds == 1;
+  std::uint64_t const span_end = d.src + static_cast<std::uint64_t>(d.src_span);
+
+  CUTE_UNROLL
+  for (int u = 0; u < kUnroll; ++u) {
+    std::uint64_t const chunk = (static_cast<std::uint64_t>(blockIdx.x) * kUnroll + u) * kThreads + threadIdx.x;
+    if (chunk >= p.chunks) return;
+    std::uint64_t k;
+    std::uint64_t row = p.per_row.divmod(k, chunk);
+    std::int64_t so = 0, dof = 0, cx = 0;
+    for (int i = 0; i < last; ++i) {  // the row's coordinates, innermost outer mode first
+      int const m = last - 1 - i;
+      std::uint64_t x;
+      row = p.outer[i].divmod(x, row);
+      so += static_cast<std::int64_t>(x) * d.src_stride[m];
+      dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
+      if (m == d.chan_mode) cx = static_cast<std::int64_t>(x);
+    }
+    char const* const srow = reinterpret_cast<char const*>(d.src) + so * SW;
+    char* const drow = reinterpret_cast<char*>(d.dst) + dof * DW;
+    int const phase = vstore ? static_cast<int>((reinterpret_cast<std::uintptr_t>(drow) & 15) / DW) : 0;
+    std::int64_t const e0 = static_cast<std::int64_t>(k) * kChunk - phase;  // (kChunk) elements from e0
+    if (e0 >= n) continue;
+    bool const whole = e0 >= 0 && e0 + kChunk <= n;
+
+    // Load: (kChunk) source elements, 16-byte vectors where the chunk is whole.
+    SU in[kChunk];
+    bool loaded = false;
+    if (vload && whole) {
+      std::uint64_t const a = reinterpret_cast<std::uint64_t>(srow + e0 * SW);
+      unsigned const m = static_cast<unsigned>(a & 15);
+      uint4 v[C::kSVecs];
+      if (m == 0) {
+        CUTE_UNROLL
+        for (int i = 0; i < C::kSVecs; ++i) v[i] = reinterpret_cast<uint4 const*>(a)[i];
+        loaded = true;
+      } else if (a - m >= d.src && a - m + 16 * (C::kSVecs + 1) <= span_end) {
+        uint4 w[C::kSVecs + 1];
+        CUTE_UNROLL
+        for (int i = 0; i <= C::kSVecs; ++i) w[i] = reinterpret_cast<uint4 const*>(a - m)[i];
+        CUTE_UNROLL
+        for (int i = 0; i < C::kSVecs; ++i) v[i] = realign(w[i], w[i + 1], static_cast<int>(m));
+        loaded = true;
+      }
+      if (loaded) memcpy(in, v, sizeof(in));
+    }
+    if (!loaded) {
+      CUTE_UNROLL
+      for (int j = 0; j < kChunk; ++j) {
+        std::int64_t const e = e0 + j;
+        in[j] = (e >= 0 && e < n) ? *reinterpret_cast<SU const*>(srow + e * ss * SW) : SU(0);
+      }
+    }
+
+    // Convert in registers: the channel of the chunk's first element and how it steps.
+    std::int64_t c0 = 0, r0 = 0, div = 0;
+    int skip = 0;
+    if (d.affine && d.chan_mode >= 0) {
+      bool const along = d.chan_mode == last;
+      std::int64_t const first = along ? (e0 < 0 ? 0 : e0) : cx;
+      std::uint64_t r, c;
+      std::uint64_t const q = p.chan_div.divmod(r, static_cast<std::uint64_t>(first));
+      p.chan_n.divmod(c, q);
+      c0 = static_cast<std::int64_t>(c);
+      if (along) {
+        r0 = static_cast<std::int64_t>(r);
+        div = d.chan_div;
+        skip = static_cast<int>(first - e0);
+      }
+    }
+    DU out[kChunk];
+    with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s, auto t) {
+      convert_chunk<decltype(s), decltype(t)>(in, out, d, coef, c0, r0, div, skip);
+    });
+
+    // Store: 16-byte vectors on the destination's grid, elements where the row cuts one.
+    if (vstore) {
+      CUTE_UNROLL
+      for (int i = 0; i < C::kDVecs; ++i) {
+        std::int64_t const v0 = e0 + i * C::kDV;
+        if (v0 >= 0 && v0 + C::kDV <= n) {
+          uint4 v;
+          memcpy(&v, out + i * C::kDV, 16);
+          *reinterpret_cast<uint4*>(drow + v0 * DW) = v;
+        } else {
+          CUTE_UNROLL
+          for (int j = 0; j < C::kDV; ++j) {
+            std::int64_t const e = v0 + j;
+            if (e >= 0 && e < n) *reinterpret_cast<DU*>(drow + e * DW) = out[i * C::kDV + j];
+          }
+        }
+      }
+    } else {
+      CUTE_UNROLL
+      for (int j = 0; j < kChunk; ++j) {
+        std::int64_t const e = e0 + j;
+        if (e >= 0 && e < n) *reinterpret_cast<DU*>(drow + e * ds * DW) = out[j];
+      }
+    }
+  }
+}
+
+template <int SW, int DW>
+__global__ void __launch_bounds__(kThreads) convert_elementwise(__grid_constant__ ElemParams const p) {
+  __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
+  elementwise_body<SW, DW>(p, coefficients(p.d, s_mean, s_mul));
+}
+
+// ---- Tile ------------------------------------------------------------------------------------
+
+struct TileParams {
+  ConvertDesc d;
+  FastDivmodU64 tiles_a, tiles_b;
+  FastDivmodU64 others[4];  // the other modes' extents, innermost first
+  int other_mode[4];
+  int n_others;
+  int log_ta, log_tb;
+  FastDivmodU64 chan_div, chan_n;
+};
+
+template <int DW>
+constexpr int kTilePad = DW >= 4 ? 1 : 4 / DW;  // one 32-bit word per tile row
+
+template <int SW, int DW>
+CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_t<DW>* tile) {
+  using SU = cute::uint_byte_t<SW>;
+  using DU = cute::uint_byte_t<DW>;
+  constexpr int kPer = kTileElems / kThreads;
+  ConvertDesc const& d = p.d;
+  int const ta = 1 << p.log_ta, tb = 1 << p.log_tb, pitch = ta + kTilePad<DW>, n_tile = ta * tb;
+  // This block's tile: (ia, ib) and the other modes' coordinates.
+  std::uint64_t t = blockIdx.x, ia, ib;
+  t = p.tiles_a.divmod(ia, t);
+  t = p.tiles_b.divmod(ib, t);
+  std::int64_t so = 0, dof = 0, cx = 0;
+  for (int i = 0; i < p.n_others; ++i) {
+    std::uint64_t x;
+    t = p.others[i].divmod(x, t);
+    int const m = p.other_mode[i];
+    so += static_cast<std::int64_t>(x) * d.src_stride[m];
+    dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
+    if (m == d.chan_mode) cx = static_cast<std::int64_t>(x);
+  }
+  int const A = static_cast<int>(d.mode_a), B = static_cast<int>(d.mode_b);
+  std::int64_t const a0 = static_cast<std::int64_t>(ia) * ta, b0 = static_cast<std::int64_t>(ib) * tb;
+  std::int64_t const ea = d.shape[A], eb = d.shape[B];
+  std::int64_t const sa = d.src_stride[A], sb = d.src_stride[B], da = d.dst_stride[A], db = d.dst_stride[B];
+  char const* const src = reinterpret_cast<char const*>(d.src) + so * SW;
+  char* const dst = reinterpret_cast<char*>(d.dst) + dof * DW;
+  auto channel = [&](std::int64_t a, std::int64_t b) -> std::uint64_t {
+    std::int64_t const x = d.chan_mode == A ? a : d.chan_mode == B ? b : cx;
+    if (d.chan_mode < 0) return 0;
+    std::uint64_t r, c;
+    std::uint64_t const q = p.chan_div.divmod(r, static_cast<std::uint64_t>(x));
+    p.chan_n.divmod(c, q);
+    return c;
+  };
+
+  // Load (tile_b, tile_a) along a: all loads in flight, then convert into the stage.
+  SU in[kPer];
+  CUTE_UNROLL
+  for (int i = 0; i < kPer; ++i) {
+    int const idx = i * kThreads + static_cast<int>(threadIdx.x);
+    std::int64_t const a = a0 + (idx & (ta - 1)), b = b0 + (idx >> p.log_ta);
+    in[i] = (idx < n_tile && a < ea && b < eb) ? *reinterpret_cast<SU const*>(src + (a * sa + b * sb) * SW) : SU(0);
+  }
+  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
+    using S = decltype(s_);
+    using D = decltype(t_);
+    CUTE_UNROLL
+    for (int i = 0; i < kPer; ++i) {
+      int const idx = i * kThreads + static_cast<int>(threadIdx.x);
+      if (idx >= n_tile) break;
+      int const al = idx & (ta - 1), bl = idx >> p.log_ta;
+      S const x = bits_as<S>(in[i]);
+      D y;
+      if (!d.affine) {
+        y = convert<S, D>(x);
+      } else {
+        std::uint64_t const c = channel(a0 + al, b0 + bl);
+        y = convert_affine<S, D>(x, k.mean[c], k.mul[c]);
+      }
+      tile[bl * pitch + al] = bits_as<DU>(y);
+    }
+  });
+  __syncthreads();
+  // Store along b.
+  CUTE_UNROLL
+  for (int i = 0; i < kPer; ++i) {
+    int const idx = i * kThreads + static_cast<int>(threadIdx.x);
+    if (idx >= n_tile) break;
+    int const bl = idx & (tb - 1), al = idx >> p.log_tb;
+    std::int64_t const a = a0 + al, b = b0 + bl;
+    if (a < ea && b < eb) *reinterpret_cast<DU*>(dst + (a * da + b * db) * DW) = tile[bl * pitch + al];
+  }
+}
+
+template <int SW, int DW>
+__global__ void __launch_bounds__(kThreads) convert_tile(__grid_constant__ TileParams const p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
+  Coefficients const k = coefficients(p.d, s_mean, s_mul);
+  auto* tile = reinterpret_cast<cute::uint_byte_t<DW>*>(smem);
+  tile_body<SW, DW>(p, k, tile);
+}
+
+int log2_of(std::int64_t x) {
+  int l = 0;
+  while ((std::int64_t{1} << l) < x) ++l;
+  return l;
+}
+
+template <int SW, int DW>
+void run(ConvertDesc const& d) {
+  cudaStream_t const stream = reinterpret_cast<cudaStream_t>(d.stream);
+  auto const chan_div = FastDivmodU64(static_cast<std::uint64_t>(d.chan_div > 0 ? d.chan_div : 1));
+  auto const chan_n = FastDivmodU64(static_cast<std::uint64_t>(d.channels > 0 ? d.channels : 1));
+  if (d.kind == ConvertKind::Elementwise) {
+    ElemParams p{};
+    p.d = d;
+    p.per_row = FastDivmodU64(static_cast<std::uint64_t>(d.chunks_per_row));
+    for (std::uint32_t i = 0; i + 1 < d.rank; ++i) p.outer[i] = FastDivmodU64(static_cast<std::uint64_t>(d.shape[d.rank - 2 - i]));
+    p.chan_div = chan_div;
+    p.chan_n = chan_n;
+    p.chunks = static_cast<std::uint64_t>(d.rows) * static_cast<std::uint64_t>(d.chunks_per_row);
+    convert_elementwise<SW, DW><<<static_cast<unsigned>(d.blocks), kThreads, 0, stream>>>(p);
+    check_launch("convert_elementwise");
+  } else {
+    TileParams p{};
+    p.d = d;
+    p.tiles_a = FastDivmodU64(static_cast<std::uint64_t>(d.tiles_a));
+    p.tiles_b = FastDivmodU64(static_cast<std::uint64_t>(d.tiles_b));
+    p.n_others = 0;
+    for (int m = static_cast<int>(d.rank) - 1; m >= 0; --m) {
+      if (m == static_cast<int>(d.mode_a) || m == static_cast<int>(d.mode_b)) continue;
+      p.other_mode[p.n_others] = m;
+      p.others[p.n_others++] = FastDivmodU64(static_cast<std::uint64_t>(d.shape[m]));
+    }
+    p.log_ta = log2_of(d.tile_a);
+    p.log_tb = log2_of(d.tile_b);
+    p.chan_div = chan_div;
+    p.chan_n = chan_n;
+    std::size_t const smem = static_cast<std::size_t>(d.tile_b) * (d.tile_a + kTilePad<DW>) * DW;
+    convert_tile<SW, DW><<<static_cast<unsigned>(d.blocks), kThreads, smem, stream>>>(p);
+    check_launch("convert_tile");
+  }
+}
+
+template <int SW>
+void by_dst_width(int dw, ConvertDesc const& d) {
+  switch (dw) {
+#define CUTE_COPY_WIDTH(w) \
+  case w: return run<SW, w>(d);
+#include "../menu.def"
+    default: break;
+  }
+  throw std::invalid_argument("no convert kernel for destination width " + std::to_string(dw));
+}
+
+}  // namespace
+
+void launch_convert_family(int src_width, int dst_width, ConvertDesc const& desc) {
+  switch (src_width) {
+#define CUTE_COPY_WIDTH(w) \
+  case w: return by_dst_width<w>(dst_width, desc);
+#include "../menu.def"
+    default: break;
+  }
+  throw std::invalid_argument("no convert kernel for source width " + std::to_string(src_width));
+}
+
+// The configuration src/convert.rs reports: 256 threads as (8, 32), one 16-byte vector per access,
+// one TiledCopy step of (8, 512 / width) elements as the tile; shared memory sized per launch.
+ConfigValues config_convert(AtomId, int width) { return {kThreads, 8, 32, 1, 16 / width, 8, 512 / width, 0}; }
+
+}  // namespace cute_copy

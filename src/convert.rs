@@ -1,0 +1,817 @@
+//! The convert family's Rust half (its kernel is `cpp/kernels/convert.cu`): copies that change the
+//! element type on the way, and may scale or normalize per channel, between layouts of any rank.
+//! The conversion rule ([`conversion`]), the pure plan ([`ConvertPlan`]: coalescing, route, tile,
+//! accesses per side, reasons) and the descriptor builder. Pure: no bridge call.
+//!
+//! What a converted element is (`y` of source element `x`, `c` its channel):
+//! - without a scale or normalization: `y = D(x)` by the pair's [`ConvertRule`];
+//! - with them: `y = D((x - mean[c]) * mul[c])`, `mul[c] = (1 / std[c]) * scale`, both in f32,
+//!   computed in f32 (in f64 when either side is f64), then converted to `D` as an f32 (f64)
+//!   would be.
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+use crate::ffi::{ConvertDesc, ConvertKind, Scalar};
+use crate::layout::{coalesce_modes, Layout, MAX_RANK};
+use crate::{Atom, DType, KernelConfig};
+
+/// Threads per block of the convert kernels (`kThreads` in cpp/kernels/convert.cu).
+const THREADS: usize = 256;
+/// Chunks each thread of the elementwise kernel converts (`kUnroll`).
+const UNROLL: usize = 2;
+/// Elements of one tile of the tile kernel (`kTileElems`): 16 per thread.
+const TILE_ELEMS: usize = 4096;
+/// The longest side of a tile (`kMaxTileSide`): the shared-memory stage stays under 48 KiB.
+const MAX_TILE_SIDE: usize = 1024;
+/// Channels whose mean and multiplier travel in the descriptor; more go through a device array.
+pub const CHANNELS_BY_VALUE: usize = 16;
+
+/// The convert kernels' configuration as the engine's [`KernelConfig`]: 256 threads as (8, 32),
+/// one 16-byte vector of the element (value layout (1, 16 / width)) per access, one TiledCopy
+/// step of (8, 512 / width) elements as the tile (the tile kernel's shared-memory tile is sized
+/// per copy: [`ConvertRoute::Tile`]).
+pub(crate) fn config(dtype: DType) -> KernelConfig {
+    let w = dtype.size_bytes();
+    KernelConfig {
+        threads: THREADS,
+        thr_layout: (8, 32),
+        val_layout: (1, 16 / w),
+        tile: (8, 512 / w),
+        smem_bytes: 0,
+    }
+}
+
+/// How one source element becomes one destination element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConvertRule {
+    /// Every source value is a destination value (widening: f16 -> f32, u8 -> i16, f8 -> bf16).
+    Exact,
+    /// IEEE round to nearest, ties to even; overflow becomes an infinity, NaN stays NaN (f32 -> f16
+    /// / bf16 as the `half` crate and torch do, f64 -> f32, i32 -> f32).
+    NearestEven,
+    /// Round to nearest even and saturate to the largest finite value (infinities too), NaN stays
+    /// NaN: the FP8 formats as PTX `cvt.rn.satfinite` and TransformerEngine do. (torch's
+    /// `.to(float8_e4m3fn)` instead turns values past 448 into NaN.)
+    NearestEvenSatFinite,
+    /// Integer narrowing or a change of signedness: clamped to the destination's range
+    /// (`-3i32 -> 0u8`, `300u16 -> 255u8`), where torch and C would wrap.
+    Saturate,
+    /// Float to integer: round to nearest even, clamp to the range, NaN -> 0 (PTX `cvt.rni.sat`).
+    NearestEvenSaturate,
+}
+
+impl ConvertRule {
+    /// The rule in words, for plans and docs.
+    pub fn text(self) -> &'static str {
+        match self {
+            ConvertRule::Exact => "exact: every source value is a destination value",
+            ConvertRule::NearestEven => {
+                "IEEE round to nearest even, overflow to infinity, NaN stays NaN"
+            }
+            ConvertRule::NearestEvenSatFinite => {
+                "round to nearest even, saturated to the largest finite value (infinities too), NaN stays NaN (PTX cvt.rn.satfinite)"
+            }
+            ConvertRule::Saturate => {
+                "integers clamped to the destination's range (not wrapped as torch and C do)"
+            }
+            ConvertRule::NearestEvenSaturate => {
+                "round to nearest even, clamped to the integer range, NaN -> 0 (PTX cvt.rni.sat)"
+            }
+        }
+    }
+}
+
+/// Bits of precision (mantissa + 1) and largest finite binary exponent of a float dtype.
+fn float_format(d: DType) -> (u32, i32) {
+    match d {
+        DType::F64 => (53, 1023),
+        DType::F32 => (24, 127),
+        DType::F16 => (11, 15),
+        DType::BF16 => (8, 127),
+        DType::F8E4M3 => (4, 8),
+        DType::F8E5M2 => (3, 15),
+        _ => (0, 0),
+    }
+}
+
+/// Value bits of an integer dtype (sign excluded) and whether it is signed.
+fn int_bits(d: DType) -> u32 {
+    8 * d.size_bytes() as u32 - u32::from(d.is_signed())
+}
+
+/// How `src` converts to `dst`, or [`Error::UnsupportedConversion`]. Every pair of the 14 dtypes
+/// converts except 64-bit integers to 16- and 8-bit floats and 32-bit integers to 8-bit floats
+/// (their host references would round twice; convert through f32 or f64 instead).
+///
+/// ```
+/// use cute_copy::{conversion, ConvertRule, DType};
+/// assert_eq!(conversion(DType::F16, DType::F32).unwrap(), ConvertRule::Exact);
+/// assert_eq!(conversion(DType::F32, DType::BF16).unwrap(), ConvertRule::NearestEven);
+/// assert_eq!(conversion(DType::F16, DType::F8E4M3).unwrap(), ConvertRule::NearestEvenSatFinite);
+/// assert_eq!(conversion(DType::I32, DType::U8).unwrap(), ConvertRule::Saturate);
+/// assert!(conversion(DType::I64, DType::F16).is_err());
+/// ```
+pub fn conversion(src: DType, dst: DType) -> Result<ConvertRule> {
+    let refuse = Err(Error::UnsupportedConversion { src, dst });
+    if src == dst {
+        return Ok(ConvertRule::Exact);
+    }
+    Ok(match (src.is_float(), dst.is_float()) {
+        (true, true) => {
+            let ((ps, es), (pd, ed)) = (float_format(src), float_format(dst));
+            if ps <= pd && es <= ed && (src != DType::BF16 || dst != DType::F16) {
+                ConvertRule::Exact
+            } else if matches!(dst, DType::F8E4M3 | DType::F8E5M2) {
+                ConvertRule::NearestEvenSatFinite
+            } else {
+                ConvertRule::NearestEven
+            }
+        }
+        (false, true) => {
+            let bytes = src.size_bytes();
+            let fp8 = matches!(dst, DType::F8E4M3 | DType::F8E5M2);
+            if (bytes == 8 && dst.size_bytes() < 4) || (bytes == 4 && fp8) {
+                return refuse;
+            }
+            let (p, _) = float_format(dst);
+            if int_bits(src) <= p && !fp8 {
+                ConvertRule::Exact
+            } else if fp8 {
+                ConvertRule::NearestEvenSatFinite
+            } else {
+                ConvertRule::NearestEven
+            }
+        }
+        (true, false) => ConvertRule::NearestEvenSaturate,
+        (false, false) => {
+            let widening =
+                dst.size_bytes() > src.size_bytes() && (dst.is_signed() || !src.is_signed());
+            let same_sign_wider =
+                dst.size_bytes() >= src.size_bytes() && dst.is_signed() == src.is_signed();
+            if widening || same_sign_wider {
+                ConvertRule::Exact
+            } else {
+                ConvertRule::Saturate
+            }
+        }
+    })
+}
+
+/// What a converting copy does besides the type change: a per-tensor scale and a per-channel
+/// normalization, `y = D((x - mean[c]) / std[c] * scale)` (torchvision's `Normalize`, then a
+/// scale), computed as described in the module documentation.
+///
+/// ```
+/// use cute_copy::Convert;
+/// // u8 NHWC frames to normalized f32: the channel is mode 3 of the copy's shape
+/// let imagenet = Convert::new()
+///     .scale(1.0)
+///     .normalize(3, &[123.675, 116.28, 103.53], &[58.395, 57.12, 57.375]);
+/// assert!(!imagenet.is_identity());
+/// ```
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Convert {
+    scale: Option<f32>,
+    normalize: Option<(usize, Vec<f32>, Vec<f32>)>,
+}
+
+impl Convert {
+    /// A plain conversion: no scale, no normalization.
+    pub fn new() -> Convert {
+        Convert::default()
+    }
+
+    /// Multiply every value by `scale` (after the normalization, before the conversion): an FP8
+    /// quantization scale, or its inverse to dequantize.
+    pub fn scale(mut self, scale: f32) -> Convert {
+        self.scale = Some(scale);
+        self
+    }
+
+    /// Subtract `mean[c]` and divide by `std[c]`, `c` the coordinate along `mode` of the copy's
+    /// shape (its extent must be the lists' length).
+    pub fn normalize(mut self, mode: usize, mean: &[f32], std: &[f32]) -> Convert {
+        self.normalize = Some((mode, mean.to_vec(), std.to_vec()));
+        self
+    }
+
+    /// Neither a scale nor a normalization.
+    pub fn is_identity(&self) -> bool {
+        self.scale.is_none() && self.normalize.is_none()
+    }
+
+    /// The channel mode, if the values are normalized per channel.
+    pub fn channel_mode(&self) -> Option<usize> {
+        self.normalize.as_ref().map(|n| n.0)
+    }
+
+    /// The per-channel `(mean, mul)` the kernels use, `mul[c] = (1 / std[c]) * scale` in f32 (one
+    /// channel of mean 0 for a scale alone), or `None` for a plain conversion; checked against
+    /// the copy's `shape`.
+    pub fn coefficients(&self, shape: &[usize]) -> Result<Option<(Vec<f32>, Vec<f32>)>> {
+        let scale = self.scale.unwrap_or(1.0);
+        if !scale.is_finite() {
+            return Err(Error::Normalize(format!("the scale {scale} is not finite")));
+        }
+        let Some((mode, mean, std)) = &self.normalize else {
+            return Ok(self.scale.map(|s| (vec![0.0], vec![s])));
+        };
+        let Some(&extent) = shape.get(*mode) else {
+            return Err(Error::Normalize(format!(
+                "channel mode {mode} is outside the rank {} of {shape:?}",
+                shape.len()
+            )));
+        };
+        if mean.len() != extent || std.len() != extent {
+            return Err(Error::Normalize(format!(
+                "mode {mode} has {extent} channels but mean has {} and std {} values",
+                mean.len(),
+                std.len()
+            )));
+        }
+        let mut mul = Vec::with_capacity(extent);
+        for (&m, &s) in mean.iter().zip(std) {
+            let inv = 1.0f32 / s;
+            if !m.is_finite() || !inv.is_finite() || s == 0.0 {
+                return Err(Error::Normalize(format!(
+                    "mean {m} and std {s} do not normalize (zero or non-finite)"
+                )));
+            }
+            mul.push(inv * scale);
+        }
+        Ok(Some((mean.clone(), mul)))
+    }
+}
+
+/// How a converting copy runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConvertRoute {
+    /// A zero extent: nothing to convert, nothing launched.
+    Empty,
+    /// Both sides step through the last coalesced mode fastest: a thread converts a chunk of
+    /// `chunk` consecutive elements of one row (32 bytes of the narrower type).
+    Elementwise {
+        /// Elements per thread chunk.
+        chunk: usize,
+        /// Rows (the product of every mode but the last) and chunks per row.
+        rows: usize,
+        /// Chunks per row (the destination's 16-byte phase included).
+        chunks_per_row: usize,
+        /// Source: 16-byte loads (aligned, or realigned where a row's phase differs) or elements.
+        vector_load: bool,
+        /// Destination: 16-byte stores (each row's first and last partial vectors by element)
+        /// or elements.
+        vector_store: bool,
+        /// Blocks of the launch.
+        blocks: usize,
+    },
+    /// The fastest modes differ (a transpose or permute that converts): a tile of
+    /// `tile.1 x tile.0` elements (mode `mode_b` x mode `mode_a`) staged in shared memory in the
+    /// destination type, loaded along `mode_a`, stored along `mode_b`.
+    Tile {
+        /// The source's fastest mode (the loads walk it).
+        mode_a: usize,
+        /// The destination's fastest mode (the stores walk it).
+        mode_b: usize,
+        /// Tile extents along `mode_a` and `mode_b` (powers of two, product 4096 at most).
+        tile: (usize, usize),
+        /// Tiles along `mode_a`, along `mode_b`, and in all.
+        tiles: (usize, usize, usize),
+    },
+}
+
+/// What a converting copy will run, and why (`Display`). Pure: built from the layouts, the two
+/// dtypes and the [`Convert`] spec only.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConvertPlan {
+    /// Source element type.
+    pub src_dtype: DType,
+    /// Destination element type.
+    pub dst_dtype: DType,
+    /// The layouts as given.
+    pub src: Layout,
+    /// The destination layout as given.
+    pub dst: Layout,
+    /// Both layouts after coalescing, modes in the order the kernel sees them.
+    pub coalesced: (Layout, Layout),
+    /// How each element converts.
+    pub rule: ConvertRule,
+    /// The per-channel `(mean, mul)` (see [`Convert::coefficients`]), `None` for a plain
+    /// conversion.
+    pub coefficients: Option<(Vec<f32>, Vec<f32>)>,
+    /// The channel among the coalesced modes: `(mode, div)`, the channel of coordinate `x` along
+    /// that mode being `(x / div) % channels`; `None` when every element has channel 0.
+    pub channel: Option<(usize, usize)>,
+    /// The route and its launch.
+    pub route: ConvertRoute,
+}
+
+fn next_pow2(n: usize) -> usize {
+    n.max(1).next_power_of_two()
+}
+
+/// The tile rule: 64 x 64 elements, a short mode's tile cut to its next power of two and the
+/// other mode's grown to keep 4096 elements, 1024 at most (NCHW <-> NHWC with C = 3: a 4 x 1024
+/// tile).
+fn tile_extents(ea: usize, eb: usize) -> (usize, usize) {
+    let (pa, pb) = (
+        next_pow2(ea).min(MAX_TILE_SIDE),
+        next_pow2(eb).min(MAX_TILE_SIDE),
+    );
+    if pb < 64 {
+        (pa.min(TILE_ELEMS / pb), pb)
+    } else if pa < 64 {
+        (pa, pb.min(TILE_ELEMS / pa))
+    } else {
+        (64, 64)
+    }
+}
+
+impl ConvertPlan {
+    /// Plan a copy of `src` (elements of `src_dtype`) into `dst` (of `dst_dtype`), equal shapes,
+    /// converting as `convert` says. Pure: nothing is launched, no device is asked.
+    pub fn new(
+        src_dtype: DType,
+        dst_dtype: DType,
+        src: Layout,
+        dst: Layout,
+        convert: &Convert,
+    ) -> Result<ConvertPlan> {
+        if src.shape() != dst.shape() {
+            return Err(Error::LayoutMismatch {
+                src: src.to_string(),
+                dst: dst.to_string(),
+            });
+        }
+        let rule = conversion(src_dtype, dst_dtype)?;
+        let coefficients = convert.coefficients(src.shape())?;
+        let plan = |coalesced, channel, route| ConvertPlan {
+            src_dtype,
+            dst_dtype,
+            src,
+            dst,
+            coalesced,
+            rule,
+            coefficients: coefficients.clone(),
+            channel,
+            route,
+        };
+        if src.size() == 0 {
+            return Ok(plan((src, dst), None, ConvertRoute::Empty));
+        }
+        if !dst.is_injective() {
+            return Err(Error::DestinationNotInjective(dst.to_string()));
+        }
+        let (shape, [ss, ds], groups) = coalesce_modes(src.shape(), [src.stride(), dst.stride()]);
+        let cs = Layout::new(&shape, &ss)?;
+        let cd = Layout::new(&shape, &ds)?;
+        // The channel: the coalesced mode the channel mode was folded into, and the extent of
+        // the modes folded inside it.
+        let channel = convert.channel_mode().and_then(|cm| {
+            groups.iter().enumerate().find_map(|(m, g)| {
+                let at = g.iter().position(|&o| o == cm)?;
+                Some((m, g[..at].iter().map(|&o| src.shape()[o]).product()))
+            })
+        });
+        let r = shape.len();
+        let fastest = |st: &[usize]| {
+            (0..r)
+                .min_by_key(|&m| (st[m], std::cmp::Reverse(m)))
+                .unwrap_or(0)
+        };
+        let (mode_a, mode_b) = (fastest(&ss), r - 1);
+        let route = if mode_a == mode_b || r == 1 {
+            let (sw, dw) = (src_dtype.size_bytes(), dst_dtype.size_bytes());
+            let chunk = 32 / sw.min(dw);
+            let n = shape[r - 1];
+            let vector_store = ds[r - 1] == 1;
+            let phase = if vector_store { 16 / dw - 1 } else { 0 };
+            let rows: usize = shape[..r - 1].iter().product();
+            let chunks_per_row = (n + phase).div_ceil(chunk);
+            let blocks = (rows * chunks_per_row).div_ceil(THREADS * UNROLL);
+            ConvertRoute::Elementwise {
+                chunk,
+                rows,
+                chunks_per_row,
+                vector_load: ss[r - 1] == 1,
+                vector_store,
+                blocks,
+            }
+        } else {
+            let tile = tile_extents(shape[mode_a], shape[mode_b]);
+            let ta = shape[mode_a].div_ceil(tile.0);
+            let tb = shape[mode_b].div_ceil(tile.1);
+            let others: usize = (0..r)
+                .filter(|&m| m != mode_a && m != mode_b)
+                .map(|m| shape[m])
+                .product();
+            ConvertRoute::Tile {
+                mode_a,
+                mode_b,
+                tile,
+                tiles: (ta, tb, ta * tb * others),
+            }
+        };
+        let grid = match &route {
+            ConvertRoute::Elementwise { blocks, .. } => *blocks,
+            ConvertRoute::Tile { tiles, .. } => tiles.2,
+            ConvertRoute::Empty => 0,
+        };
+        if grid > i32::MAX as usize {
+            return Err(Error::GridTooLarge {
+                what: "convert blocks".into(),
+                count: grid as u64,
+                max: i32::MAX as u64,
+            });
+        }
+        Ok(plan((cs, cd), channel, route))
+    }
+
+    /// The atom that runs the copy.
+    pub fn atom(&self) -> Atom {
+        Atom::Convert128
+    }
+
+    /// Bytes read plus bytes written.
+    pub fn bytes_moved(&self) -> usize {
+        self.src.size() * (self.src_dtype.size_bytes() + self.dst_dtype.size_bytes())
+    }
+
+    /// The reasons for the plan's choices, one line each.
+    pub fn reasons(&self) -> Vec<String> {
+        let mut r = vec![format!(
+            "{} -> {}: {}",
+            self.src_dtype,
+            self.dst_dtype,
+            self.rule.text()
+        )];
+        match (&self.coefficients, self.channel) {
+            (None, _) => {}
+            (Some((mean, _)), _) if mean.len() == 1 && self.channel.is_none() => r.push(
+                "scaled: y = D((x - mean) * mul) with one (mean, mul), computed in f32 (f64 when a side is f64) before the conversion".into(),
+            ),
+            (Some((mean, _)), Some((m, div))) => r.push(format!(
+                "normalized per channel: y = D((x - mean[c]) * mul[c]), {} channels, c = (x{m} / {div}) % {} along coalesced mode {m}; mean and mul {}",
+                mean.len(),
+                mean.len(),
+                if mean.len() <= CHANNELS_BY_VALUE { "travel in the descriptor" } else { "in a device array" }
+            )),
+            (Some(_), None) => r.push("normalized: the channel mode has extent 1, one (mean, mul) for every element".into()),
+        }
+        match &self.route {
+            ConvertRoute::Empty => r.push("a zero extent: nothing is converted or launched".into()),
+            ConvertRoute::Elementwise {
+                chunk,
+                vector_load,
+                vector_store,
+                ..
+            } => {
+                r.push(format!(
+                    "the fastest mode is the same on both sides: elementwise, a thread converts {chunk} consecutive elements (32 bytes of the narrower type) in registers between its loads and its stores"
+                ));
+                r.push(if *vector_load {
+                    format!("loads: 16-byte vectors ({} elements), one per vector where the row's source phase matches, else the aligned vectors around the chunk funnel-shifted into place (realigned) inside the source span", 16 / self.src_dtype.size_bytes())
+                } else {
+                    "loads: element by element (the source's fastest mode is strided)".into()
+                });
+                r.push(if *vector_store {
+                    format!("stores: 16-byte vectors ({} elements), each row's chunks phased to the destination's 16-byte grid: only a row's first and last partial vectors go element by element", 16 / self.dst_dtype.size_bytes())
+                } else {
+                    "stores: element by element (the destination's fastest mode is strided)".into()
+                });
+            }
+            ConvertRoute::Tile {
+                mode_a,
+                mode_b,
+                tile,
+                ..
+            } => {
+                r.push(format!(
+                    "the fastest modes differ (source {mode_a}, destination {mode_b}): a {} x {} tile of the destination type in shared memory (rows padded by one 32-bit word against bank conflicts), loaded along mode {mode_a}, converted in registers, stored along mode {mode_b}",
+                    tile.1, tile.0
+                ));
+                r.push("tile accesses: element by element, each warp on consecutive addresses (coalesced); 16-byte accesses in the tile are the next lever".into());
+            }
+        }
+        r
+    }
+
+    /// The kernel descriptor for the views at `src` / `dst` (coordinate 0), the channel
+    /// coefficients' device array at `params` (0 when they travel by value).
+    pub(crate) fn desc(&self, (src, dst): (u64, u64), params: u64, stream: u64) -> ConvertDesc {
+        let (cs, cd) = &self.coalesced;
+        let mut d = ConvertDesc {
+            src,
+            dst,
+            stream,
+            src_type: scalar(self.src_dtype),
+            dst_type: scalar(self.dst_dtype),
+            rank: cs.rank() as u32,
+            src_span: (cs.cosize().unwrap_or(0) * self.src_dtype.size_bytes()) as i64,
+            params,
+            ..ConvertDesc::default()
+        };
+        for m in 0..MAX_RANK.min(cs.rank()) {
+            d.shape[m] = cs.shape()[m] as i64;
+            d.src_stride[m] = cs.stride()[m] as i64;
+            d.dst_stride[m] = cd.stride()[m] as i64;
+        }
+        if let Some((mean, mul)) = &self.coefficients {
+            d.affine = 1;
+            d.channels = mean.len() as i64;
+            if mean.len() <= CHANNELS_BY_VALUE {
+                d.mean[..mean.len()].copy_from_slice(mean);
+                d.mul[..mul.len()].copy_from_slice(mul);
+            }
+            if let Some((m, div)) = self.channel {
+                d.chan_mode = m as i32;
+                d.chan_div = div as i64;
+            } else {
+                d.chan_mode = -1;
+            }
+        } else {
+            d.chan_mode = -1;
+        }
+        match &self.route {
+            ConvertRoute::Elementwise {
+                chunk,
+                rows,
+                chunks_per_row,
+                blocks,
+                ..
+            } => {
+                d.kind = ConvertKind::Elementwise;
+                d.mode_a = cs.rank() as u32 - 1;
+                d.mode_b = d.mode_a;
+                d.chunk = *chunk as i64;
+                d.rows = *rows as i64;
+                d.chunks_per_row = *chunks_per_row as i64;
+                d.blocks = *blocks as i64;
+            }
+            ConvertRoute::Tile {
+                mode_a,
+                mode_b,
+                tile,
+                tiles,
+            } => {
+                d.kind = ConvertKind::Tile;
+                d.mode_a = *mode_a as u32;
+                d.mode_b = *mode_b as u32;
+                d.tile_a = tile.0 as i64;
+                d.tile_b = tile.1 as i64;
+                d.tiles_a = tiles.0 as i64;
+                d.tiles_b = tiles.1 as i64;
+                d.blocks = tiles.2 as i64;
+            }
+            ConvertRoute::Empty => {}
+        }
+        d
+    }
+}
+
+/// The bridge's name for a dtype.
+pub(crate) fn scalar(d: DType) -> Scalar {
+    match d {
+        DType::F32 => Scalar::F32,
+        DType::F64 => Scalar::F64,
+        DType::F16 => Scalar::F16,
+        DType::BF16 => Scalar::BF16,
+        DType::U8 => Scalar::U8,
+        DType::I8 => Scalar::I8,
+        DType::U16 => Scalar::U16,
+        DType::I16 => Scalar::I16,
+        DType::U32 => Scalar::U32,
+        DType::I32 => Scalar::I32,
+        DType::U64 => Scalar::U64,
+        DType::I64 => Scalar::I64,
+        DType::F8E4M3 => Scalar::F8E4M3,
+        DType::F8E5M2 => Scalar::F8E5M2,
+    }
+}
+
+impl fmt::Display for ConvertPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "convert copy {} -> {}: {} -> {}",
+            self.src_dtype, self.dst_dtype, self.src, self.dst
+        )?;
+        writeln!(
+            f,
+            "  coalesced: {} -> {}",
+            self.coalesced.0, self.coalesced.1
+        )?;
+        match &self.route {
+            ConvertRoute::Empty => writeln!(f, "  route: none, a zero extent: nothing is launched")?,
+            ConvertRoute::Elementwise {
+                chunk,
+                rows,
+                chunks_per_row,
+                blocks,
+                ..
+            } => writeln!(
+                f,
+                "  route: convert family, Convert128, elementwise: {rows} rows x {chunks_per_row} chunks of {chunk} elements, {blocks} blocks of {THREADS} threads ({UNROLL} chunks each)"
+            )?,
+            ConvertRoute::Tile {
+                tile, tiles, ..
+            } => writeln!(
+                f,
+                "  route: convert family, Convert128, shared-memory tile {} x {}: {} tiles of {THREADS} threads",
+                tile.1, tile.0, tiles.2
+            )?,
+        }
+        for r in self.reasons() {
+            writeln!(f, "  - {r}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rm(s: &[usize]) -> Layout {
+        Layout::row_major(s).unwrap()
+    }
+
+    #[test]
+    fn every_dtype_pair_converts_or_is_refused_by_rule() {
+        let mut refused = 0;
+        for s in DType::ALL {
+            for d in DType::ALL {
+                match conversion(s, d) {
+                    Ok(rule) => {
+                        if s == d {
+                            assert_eq!(rule, ConvertRule::Exact);
+                        }
+                    }
+                    Err(Error::UnsupportedConversion { src, dst }) => {
+                        assert_eq!((src, dst), (s, d));
+                        assert!(!s.is_float() && d.is_float(), "{s} -> {d}");
+                        refused += 1;
+                    }
+                    Err(e) => panic!("{s} -> {d}: {e}"),
+                }
+            }
+        }
+        // i64/u64 -> f16, bf16, e4m3, e5m2; i32/u32 -> e4m3, e5m2
+        assert_eq!(refused, 2 * 4 + 2 * 2);
+        use ConvertRule::*;
+        assert_eq!(conversion(DType::BF16, DType::F16).unwrap(), NearestEven);
+        assert_eq!(conversion(DType::F8E5M2, DType::F16).unwrap(), Exact);
+        assert_eq!(conversion(DType::F8E4M3, DType::BF16).unwrap(), Exact);
+        assert_eq!(conversion(DType::F16, DType::BF16).unwrap(), NearestEven);
+        assert_eq!(conversion(DType::U8, DType::F16).unwrap(), Exact);
+        assert_eq!(conversion(DType::I16, DType::F16).unwrap(), NearestEven);
+        assert_eq!(
+            conversion(DType::U8, DType::F8E4M3).unwrap(),
+            NearestEvenSatFinite
+        );
+        assert_eq!(conversion(DType::I8, DType::U8).unwrap(), Saturate);
+        assert_eq!(conversion(DType::U8, DType::I16).unwrap(), Exact);
+        assert_eq!(conversion(DType::U32, DType::I32).unwrap(), Saturate);
+        assert_eq!(
+            conversion(DType::F32, DType::U8).unwrap(),
+            NearestEvenSaturate
+        );
+    }
+
+    #[test]
+    fn same_fastest_mode_is_elementwise_with_the_destination_phase_in_the_chunk_count() {
+        // bf16 [64,1024,1023] sliced from [64,1024,1024] -> packed f32
+        let src = Layout::new(&[64, 1024, 1023], &[1024 * 1024, 1024, 1]).unwrap();
+        let p = ConvertPlan::new(
+            DType::BF16,
+            DType::F32,
+            src,
+            rm(&[64, 1024, 1023]),
+            &Convert::new(),
+        )
+        .unwrap();
+        let ConvertRoute::Elementwise {
+            chunk,
+            rows,
+            chunks_per_row,
+            vector_load,
+            vector_store,
+            ..
+        } = p.route
+        else {
+            panic!("{p}")
+        };
+        assert_eq!((chunk, rows), (16, 65536), "{p}");
+        assert_eq!(chunks_per_row, (1023 + 3usize).div_ceil(16), "{p}");
+        assert!(vector_load && vector_store, "{p}");
+        assert!(
+            p.to_string().contains("IEEE") || p.to_string().contains("exact"),
+            "{p}"
+        );
+        assert_eq!(p.bytes_moved(), 64 * 1024 * 1023 * 6);
+    }
+
+    #[test]
+    fn transposes_take_a_tile_cut_to_a_short_mode() {
+        // u8 NHWC [64,224,224,3] -> f32 NCHW, normalized over C
+        let src = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
+        let cvt = Convert::new().normalize(1, &[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]);
+        let p = ConvertPlan::new(DType::U8, DType::F32, src, rm(&[64, 3, 224, 224]), &cvt).unwrap();
+        let ConvertRoute::Tile {
+            mode_a,
+            mode_b,
+            tile,
+            ..
+        } = p.route
+        else {
+            panic!("{p}")
+        };
+        let (cs, cd) = &p.coalesced;
+        assert_eq!(cs.stride()[mode_a], 1, "{p}");
+        assert_eq!(cd.stride()[mode_b], 1, "{p}");
+        assert_eq!(tile, (4, 1024), "{p}");
+        // the channel mode survives coalescing as mode_a with div 1
+        assert_eq!(p.channel, Some((mode_a, 1)), "{p}");
+        let (mean, mul) = p.coefficients.clone().unwrap();
+        assert_eq!(mean, vec![1.0, 2.0, 3.0]);
+        assert_eq!(mul[1], 1.0f32 / 5.0);
+        assert!(p.to_string().contains("normalized per channel"), "{p}");
+    }
+
+    #[test]
+    fn a_channel_folded_into_a_longer_mode_is_found_by_its_divisor() {
+        // f32 NHWC -> f16 NHWC, normalized over C = 3: the pair coalesces to one mode of N*H*W*C
+        let cvt = Convert::new().normalize(3, &[0.5; 3], &[2.0; 3]);
+        let l = rm(&[2, 5, 7, 3]);
+        let p = ConvertPlan::new(DType::F32, DType::F16, l, l, &cvt).unwrap();
+        assert_eq!(p.coalesced.0.rank(), 1, "{p}");
+        assert_eq!(p.channel, Some((0, 1)), "{p}");
+        // NCHW normalized over C: C sits inside the one mode at divisor H*W
+        let l = rm(&[2, 3, 5, 7]);
+        let cvt = Convert::new().normalize(1, &[0.5; 3], &[2.0; 3]);
+        let p = ConvertPlan::new(DType::F32, DType::F16, l, l, &cvt).unwrap();
+        assert_eq!(p.channel, Some((0, 35)), "{p}");
+    }
+
+    #[test]
+    fn bad_normalizations_and_pairs_are_typed_errors() {
+        let l = rm(&[4, 3]);
+        let bad = [
+            Convert::new().normalize(2, &[0.0; 3], &[1.0; 3]),
+            Convert::new().normalize(1, &[0.0; 2], &[1.0; 3]),
+            Convert::new().normalize(1, &[0.0; 3], &[1.0, 0.0, 1.0]),
+            Convert::new().scale(f32::NAN),
+        ];
+        for c in bad {
+            let e = ConvertPlan::new(DType::F32, DType::F16, l, l, &c);
+            assert!(matches!(e, Err(Error::Normalize(_))), "{c:?}: {e:?}");
+        }
+        let e = ConvertPlan::new(DType::I64, DType::BF16, l, l, &Convert::new());
+        assert!(
+            matches!(e, Err(Error::UnsupportedConversion { .. })),
+            "{e:?}"
+        );
+        let e = ConvertPlan::new(DType::F32, DType::F16, l, rm(&[3, 4]), &Convert::new());
+        assert!(matches!(e, Err(Error::LayoutMismatch { .. })), "{e:?}");
+        let e = ConvertPlan::new(
+            DType::F32,
+            DType::F16,
+            l,
+            Layout::new(&[4, 3], &[0, 1]).unwrap(),
+            &Convert::new(),
+        );
+        assert!(matches!(e, Err(Error::DestinationNotInjective(_))), "{e:?}");
+    }
+
+    #[test]
+    fn empty_shapes_plan_nothing() {
+        let l = Layout::new(&[0, 3], &[1, 2]).unwrap();
+        let p = ConvertPlan::new(DType::F32, DType::BF16, l, rm(&[0, 3]), &Convert::new()).unwrap();
+        assert_eq!(p.route, ConvertRoute::Empty);
+        assert!(p.to_string().contains("nothing is launched"), "{p}");
+    }
+
+    #[test]
+    fn tiles_keep_4096_elements_and_cover_their_modes() {
+        for (ea, eb) in [
+            (1, 1),
+            (3, 50176),
+            (50176, 3),
+            (1000, 1000),
+            (5, 7),
+            (64, 2),
+        ] {
+            let (ta, tb) = tile_extents(ea, eb);
+            assert!(ta.is_power_of_two() && tb.is_power_of_two(), "{ea} {eb}");
+            assert!(
+                ta * tb <= TILE_ELEMS && ta.max(tb) <= MAX_TILE_SIDE,
+                "{ea} {eb}: {ta} x {tb}"
+            );
+            assert!(
+                ta >= ea.min(64) && tb >= eb.min(64),
+                "{ea} {eb}: {ta} x {tb}"
+            );
+        }
+    }
+}
