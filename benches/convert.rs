@@ -74,20 +74,44 @@ fn benches(c: &mut Criterion) {
     let bhsd = rm(&[8, 32, 4096, 128]);
     let p = bhsd.permute(&[0, 2, 1, 3]).expect("permute");
     let scale = Convert::new().scale(448.0 / 6.0);
-    bench_convert::<f16, F8E4M3>(c, &stream, "permute_8x32x4096x128_0213_scaled", (bhsd, 0, p), &scale);
+    bench_convert::<f16, F8E4M3>(
+        c,
+        &stream,
+        "permute_8x32x4096x128_0213_scaled",
+        (bhsd, 0, p),
+        &scale,
+    );
     let batched = Layout::new(&[64, 1024, 1023], &[1024 * 1024, 1024, 1]).expect("layout");
-    bench_convert::<bf16, f32>(c, &stream, "batched_64x1024x1023_ld1024", (rm(&[64, 1024, 1024]), 0, batched), &plain);
+    bench_convert::<bf16, f32>(
+        c,
+        &stream,
+        "batched_64x1024x1023_ld1024",
+        (rm(&[64, 1024, 1024]), 0, batched),
+        &plain,
+    );
     let (mean, std) = ([123.675, 116.28, 103.53], [58.395, 57.12, 57.375]);
     let nhwc = rm(&[64, 224, 224, 3]);
     let to_nchw = nhwc.permute(&[0, 3, 1, 2]).expect("permute");
     let norm1 = Convert::new().normalize(1, &mean, &std);
-    bench_convert::<u8, f32>(c, &stream, "nhwc_to_nchw_64x224x224x3_normalized", (nhwc, 0, to_nchw), &norm1);
+    bench_convert::<u8, f32>(
+        c,
+        &stream,
+        "nhwc_to_nchw_64x224x224x3_normalized",
+        (nhwc, 0, to_nchw),
+        &norm1,
+    );
     let frames = rm(&[8, 3, 1088, 1928]);
     let crop = Layout::new(&[8, 3, 1080, 1920], frames.stride()).expect("crop");
     let at = frames.offset_of(&[0, 0, 3, 5]).expect("offset");
     let norm3 = Convert::new().normalize(3, &mean, &std);
     let to_nhwc = crop.permute(&[0, 2, 3, 1]).expect("permute");
-    bench_convert::<u8, bf16>(c, &stream, "crop_nchw_to_nhwc_8x3x1080x1920_normalized", (frames, at, to_nhwc), &norm3);
+    bench_convert::<u8, bf16>(
+        c,
+        &stream,
+        "crop_nchw_to_nhwc_8x3x1080x1920_normalized",
+        (frames, at, to_nhwc),
+        &norm3,
+    );
 }
 
 criterion_group! {

@@ -17,7 +17,6 @@ mod common;
 mod support;
 
 use common::gpu;
-use support::{bench_d2d, gpu_time};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cute_copy::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cute_copy::cudarc::driver::CudaStream;
@@ -29,6 +28,7 @@ use cute_copy::{
 };
 use half::{bf16, f16};
 use rand::{Rng, SeedableRng};
+use support::{bench_d2d, gpu_time};
 
 struct Shape {
     name: &'static str,

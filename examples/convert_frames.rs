@@ -27,11 +27,8 @@ fn main() -> ExitCode {
     let run = || -> Result<(), Box<dyn std::error::Error>> {
         let (name, (major, minor)) = cute_copy::describe(stream.context())?;
         println!("GPU: {name} (sm_{major}{minor})");
-        let imagenet = Convert::new().normalize(
-            1,
-            &[123.675, 116.28, 103.53],
-            &[58.395, 57.12, 57.375],
-        );
+        let imagenet =
+            Convert::new().normalize(1, &[123.675, 116.28, 103.53], &[58.395, 57.12, 57.375]);
         convert::<u8, f32>(
             &stream,
             "frames u8 NHWC -> f32 NCHW, normalized",

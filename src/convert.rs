@@ -145,8 +145,10 @@ pub fn conversion(src: DType, dst: DType) -> Result<ConvertRule> {
         }
         (true, false) => ConvertRule::NearestEvenSaturate,
         (false, false) => {
-            let widening = dst.size_bytes() > src.size_bytes() && (dst.is_signed() || !src.is_signed());
-            let same_sign_wider = dst.size_bytes() >= src.size_bytes() && dst.is_signed() == src.is_signed();
+            let widening =
+                dst.size_bytes() > src.size_bytes() && (dst.is_signed() || !src.is_signed());
+            let same_sign_wider =
+                dst.size_bytes() >= src.size_bytes() && dst.is_signed() == src.is_signed();
             if widening || same_sign_wider {
                 ConvertRule::Exact
             } else {
@@ -313,7 +315,10 @@ fn next_pow2(n: usize) -> usize {
 /// other mode's grown to keep 4096 elements, 1024 at most (NCHW <-> NHWC with C = 3: a 4 x 1024
 /// tile).
 fn tile_extents(ea: usize, eb: usize) -> (usize, usize) {
-    let (pa, pb) = (next_pow2(ea).min(MAX_TILE_SIDE), next_pow2(eb).min(MAX_TILE_SIDE));
+    let (pa, pb) = (
+        next_pow2(ea).min(MAX_TILE_SIDE),
+        next_pow2(eb).min(MAX_TILE_SIDE),
+    );
     if pb < 64 {
         (pa.min(TILE_ELEMS / pb), pb)
     } else if pa < 64 {
@@ -370,7 +375,11 @@ impl ConvertPlan {
             })
         });
         let r = shape.len();
-        let fastest = |st: &[usize]| (0..r).min_by_key(|&m| (st[m], std::cmp::Reverse(m))).unwrap_or(0);
+        let fastest = |st: &[usize]| {
+            (0..r)
+                .min_by_key(|&m| (st[m], std::cmp::Reverse(m)))
+                .unwrap_or(0)
+        };
         let (mode_a, mode_b) = (fastest(&ss), r - 1);
         let route = if mode_a == mode_b || r == 1 {
             let (sw, dw) = (src_dtype.size_bytes(), dst_dtype.size_bytes());
@@ -452,7 +461,12 @@ impl ConvertPlan {
         }
         match &self.route {
             ConvertRoute::Empty => r.push("a zero extent: nothing is converted or launched".into()),
-            ConvertRoute::Elementwise { chunk, vector_load, vector_store, .. } => {
+            ConvertRoute::Elementwise {
+                chunk,
+                vector_load,
+                vector_store,
+                ..
+            } => {
                 r.push(format!(
                     "the fastest mode is the same on both sides: elementwise, a thread converts {chunk} consecutive elements (32 bytes of the narrower type) in registers between its loads and its stores"
                 ));
@@ -467,7 +481,12 @@ impl ConvertPlan {
                     "stores: element by element (the destination's fastest mode is strided)".into()
                 });
             }
-            ConvertRoute::Tile { mode_a, mode_b, tile, .. } => {
+            ConvertRoute::Tile {
+                mode_a,
+                mode_b,
+                tile,
+                ..
+            } => {
                 r.push(format!(
                     "the fastest modes differ (source {mode_a}, destination {mode_b}): a {} x {} tile of the destination type in shared memory (rows padded by one 32-bit word against bank conflicts), loaded along mode {mode_a}, converted in registers, stored along mode {mode_b}",
                     tile.1, tile.0
@@ -647,25 +666,49 @@ mod tests {
         assert_eq!(conversion(DType::F16, DType::BF16).unwrap(), NearestEven);
         assert_eq!(conversion(DType::U8, DType::F16).unwrap(), Exact);
         assert_eq!(conversion(DType::I16, DType::F16).unwrap(), NearestEven);
-        assert_eq!(conversion(DType::U8, DType::F8E4M3).unwrap(), NearestEvenSatFinite);
+        assert_eq!(
+            conversion(DType::U8, DType::F8E4M3).unwrap(),
+            NearestEvenSatFinite
+        );
         assert_eq!(conversion(DType::I8, DType::U8).unwrap(), Saturate);
         assert_eq!(conversion(DType::U8, DType::I16).unwrap(), Exact);
         assert_eq!(conversion(DType::U32, DType::I32).unwrap(), Saturate);
-        assert_eq!(conversion(DType::F32, DType::U8).unwrap(), NearestEvenSaturate);
+        assert_eq!(
+            conversion(DType::F32, DType::U8).unwrap(),
+            NearestEvenSaturate
+        );
     }
 
     #[test]
     fn same_fastest_mode_is_elementwise_with_the_destination_phase_in_the_chunk_count() {
         // bf16 [64,1024,1023] sliced from [64,1024,1024] -> packed f32
         let src = Layout::new(&[64, 1024, 1023], &[1024 * 1024, 1024, 1]).unwrap();
-        let p = ConvertPlan::new(DType::BF16, DType::F32, src, rm(&[64, 1024, 1023]), &Convert::new()).unwrap();
-        let ConvertRoute::Elementwise { chunk, rows, chunks_per_row, vector_load, vector_store, .. } = p.route else {
+        let p = ConvertPlan::new(
+            DType::BF16,
+            DType::F32,
+            src,
+            rm(&[64, 1024, 1023]),
+            &Convert::new(),
+        )
+        .unwrap();
+        let ConvertRoute::Elementwise {
+            chunk,
+            rows,
+            chunks_per_row,
+            vector_load,
+            vector_store,
+            ..
+        } = p.route
+        else {
             panic!("{p}")
         };
         assert_eq!((chunk, rows), (16, 65536), "{p}");
         assert_eq!(chunks_per_row, (1023 + 3usize).div_ceil(16), "{p}");
         assert!(vector_load && vector_store, "{p}");
-        assert!(p.to_string().contains("IEEE") || p.to_string().contains("exact"), "{p}");
+        assert!(
+            p.to_string().contains("IEEE") || p.to_string().contains("exact"),
+            "{p}"
+        );
         assert_eq!(p.bytes_moved(), 64 * 1024 * 1023 * 6);
     }
 
@@ -675,7 +718,15 @@ mod tests {
         let src = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
         let cvt = Convert::new().normalize(1, &[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]);
         let p = ConvertPlan::new(DType::U8, DType::F32, src, rm(&[64, 3, 224, 224]), &cvt).unwrap();
-        let ConvertRoute::Tile { mode_a, mode_b, tile, .. } = p.route else { panic!("{p}") };
+        let ConvertRoute::Tile {
+            mode_a,
+            mode_b,
+            tile,
+            ..
+        } = p.route
+        else {
+            panic!("{p}")
+        };
         let (cs, cd) = &p.coalesced;
         assert_eq!(cs.stride()[mode_a], 1, "{p}");
         assert_eq!(cd.stride()[mode_b], 1, "{p}");
@@ -717,10 +768,19 @@ mod tests {
             assert!(matches!(e, Err(Error::Normalize(_))), "{c:?}: {e:?}");
         }
         let e = ConvertPlan::new(DType::I64, DType::BF16, l, l, &Convert::new());
-        assert!(matches!(e, Err(Error::UnsupportedConversion { .. })), "{e:?}");
+        assert!(
+            matches!(e, Err(Error::UnsupportedConversion { .. })),
+            "{e:?}"
+        );
         let e = ConvertPlan::new(DType::F32, DType::F16, l, rm(&[3, 4]), &Convert::new());
         assert!(matches!(e, Err(Error::LayoutMismatch { .. })), "{e:?}");
-        let e = ConvertPlan::new(DType::F32, DType::F16, l, Layout::new(&[4, 3], &[0, 1]).unwrap(), &Convert::new());
+        let e = ConvertPlan::new(
+            DType::F32,
+            DType::F16,
+            l,
+            Layout::new(&[4, 3], &[0, 1]).unwrap(),
+            &Convert::new(),
+        );
         assert!(matches!(e, Err(Error::DestinationNotInjective(_))), "{e:?}");
     }
 
@@ -734,11 +794,24 @@ mod tests {
 
     #[test]
     fn tiles_keep_4096_elements_and_cover_their_modes() {
-        for (ea, eb) in [(1, 1), (3, 50176), (50176, 3), (1000, 1000), (5, 7), (64, 2)] {
+        for (ea, eb) in [
+            (1, 1),
+            (3, 50176),
+            (50176, 3),
+            (1000, 1000),
+            (5, 7),
+            (64, 2),
+        ] {
             let (ta, tb) = tile_extents(ea, eb);
             assert!(ta.is_power_of_two() && tb.is_power_of_two(), "{ea} {eb}");
-            assert!(ta * tb <= TILE_ELEMS && ta.max(tb) <= MAX_TILE_SIDE, "{ea} {eb}: {ta} x {tb}");
-            assert!(ta >= ea.min(64) && tb >= eb.min(64), "{ea} {eb}: {ta} x {tb}");
+            assert!(
+                ta * tb <= TILE_ELEMS && ta.max(tb) <= MAX_TILE_SIDE,
+                "{ea} {eb}: {ta} x {tb}"
+            );
+            assert!(
+                ta >= ea.min(64) && tb >= eb.min(64),
+                "{ea} {eb}: {ta} x {tb}"
+            );
         }
     }
 }

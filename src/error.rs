@@ -292,6 +292,18 @@ pub enum Error {
         /// The lowest item (row or pair number) whose index was out of range.
         first_item: u64,
     },
+    /// A tensor of another framework (candle) that does not live on a CUDA device.
+    #[error("the {what} is on {device}, not on a CUDA device: cute-copy moves GPU memory")]
+    NotOnCuda {
+        /// Which argument (source, destination, block table, ...).
+        what: &'static str,
+        /// The device it is on, as its framework names it.
+        device: String,
+    },
+    /// candle itself failed or refused (an allocation, the checks of its in-place ops).
+    #[cfg(feature = "candle")]
+    #[error("candle: {0}")]
+    Candle(#[from] candle_core::Error),
 }
 
 impl Error {

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaStream, DevicePtr};
 
+use crate::convert::{ConvertPlan, ConvertRoute, CHANNELS_BY_VALUE};
 use crate::error::{Error, Result};
 use crate::ffi::{self, BatchLaunch, CopyDesc, Kernel, RowsDesc};
-use crate::convert::{ConvertPlan, ConvertRoute, CHANNELS_BY_VALUE};
 use crate::plan::{Plan, TensorPlan, TensorRoute};
 use crate::{realign, Atom, DType, DeviceInfo};
 
@@ -263,6 +263,10 @@ pub(crate) fn convert(
         _ => None,
     };
     let guard = params.as_ref().map(|p| p.device_ptr(stream));
-    let desc = plan.desc((src, dst), guard.as_ref().map_or(0, |g| g.0), stream.cu_stream() as u64);
+    let desc = plan.desc(
+        (src, dst),
+        guard.as_ref().map_or(0, |g| g.0),
+        stream.cu_stream() as u64,
+    );
     ffi::launch_convert(&desc)
 }

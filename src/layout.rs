@@ -236,7 +236,10 @@ pub fn coalesce_layouts(src: &Layout, dst: &Layout) -> Result<(Layout, Layout)> 
         });
     }
     let (shape, strides, _) = coalesce_modes(src.shape(), [src.stride(), dst.stride()]);
-    Ok((Layout::new(&shape, &strides[0])?, Layout::new(&shape, &strides[1])?))
+    Ok((
+        Layout::new(&shape, &strides[0])?,
+        Layout::new(&shape, &strides[1])?,
+    ))
 }
 
 /// CuTe's `coalesce` of several layouts of one shape at once, as [`coalesce_layouts`] does it for

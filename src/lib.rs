@@ -25,6 +25,9 @@
 //! 6. **See what CuTe does** on the host, no GPU needed: [`TiledCopySpec`] builds the TiledCopy with
 //!    real CuTe and partitions a tile for any thread ([`TiledCopySpec::thread_coords`]);
 //!    [`svg::tiled_copy_svg`] draws the thread-value map.
+//! 7. **candle tensors** (feature `candle`): `cute_copy::candle` makes candle CUDA tensors
+//!    contiguous, permutes them, copies between them and gathers KV-cache blocks, on candle's own
+//!    stream and storage.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), cute_copy::Error> {
@@ -84,6 +87,8 @@
 mod atom;
 mod baseline;
 mod batch;
+#[cfg(feature = "candle")]
+pub mod candle;
 mod convert;
 mod copy;
 mod device;

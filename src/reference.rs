@@ -264,7 +264,11 @@ fn decode_fp8(bits: u64, d: DType) -> f64 {
     } else {
         let e = ((b >> 2) & 0x1f) as i32;
         if e == 31 {
-            return if b & 3 == 0 { sign * f64::INFINITY } else { f64::NAN };
+            return if b & 3 == 0 {
+                sign * f64::INFINITY
+            } else {
+                f64::NAN
+            };
         }
         (e, (b & 3) as f64, 2, 15)
     };
@@ -313,7 +317,11 @@ fn int_range(d: DType) -> (i128, i128) {
 
 /// An exact value in `d`, rounded once (see [`crate::ConvertRule`]), as `d`'s bits.
 fn encode(v: Exact, d: DType) -> u64 {
-    let mask = if d.size_bytes() == 8 { u64::MAX } else { (1u64 << (8 * d.size_bytes())) - 1 };
+    let mask = if d.size_bytes() == 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * d.size_bytes())) - 1
+    };
     let bits = match (v, d.is_float()) {
         (Exact::Int(i), false) => {
             let (lo, hi) = int_range(d);
@@ -391,7 +399,12 @@ pub fn expected_tensor_convert<S: Element, D: Element>(
             let c = channel_mode.map_or(0, |m| coord[m]);
             (mean[c], mul[c])
         });
-        let bits = convert_bits(S::DTYPE, D::DTYPE, src[src_offset + s].to_bits(), coefficient);
+        let bits = convert_bits(
+            S::DTYPE,
+            D::DTYPE,
+            src[src_offset + s].to_bits(),
+            coefficient,
+        );
         out[dst_offset + d] = D::from_bits(bits);
     });
     Ok(out)
@@ -435,9 +448,27 @@ mod tests {
         use DType::*;
         let f32b = |x: f32| x.to_bits() as u64;
         // f32 -> f16 / bf16 agree with the half crate (round to nearest even) on edge values
-        for x in [1.0f32, 65504.0, 65519.99, 65520.0, 1e-8, -2.5e-7, 1.0009765, f32::INFINITY, 5.96e-8] {
-            assert_eq!(convert_bits(F32, F16, f32b(x), None), f16::from_f32(x).to_bits() as u64, "{x}");
-            assert_eq!(convert_bits(F32, BF16, f32b(x), None), bf16::from_f32(x).to_bits() as u64, "{x}");
+        for x in [
+            1.0f32,
+            65504.0,
+            65519.99,
+            65520.0,
+            1e-8,
+            -2.5e-7,
+            1.0009765,
+            f32::INFINITY,
+            5.96e-8,
+        ] {
+            assert_eq!(
+                convert_bits(F32, F16, f32b(x), None),
+                f16::from_f32(x).to_bits() as u64,
+                "{x}"
+            );
+            assert_eq!(
+                convert_bits(F32, BF16, f32b(x), None),
+                bf16::from_f32(x).to_bits() as u64,
+                "{x}"
+            );
         }
         // FP8 E4M3: 448 is the largest finite value; past it, and infinity, saturate; NaN is 0x7f
         assert_eq!(convert_bits(F32, F8E4M3, f32b(448.0), None), 0x7e);
@@ -453,8 +484,19 @@ mod tests {
         for d in [F8E4M3, F8E5M2] {
             for b in 0..=255u64 {
                 let x = convert_bits(d, F32, b, None);
-                assert!(same_value(d, convert_bits(F32, d, x, None), b) || f32::from_bits(x as u32).is_infinite(), "{d} {b:#x}");
-                assert!(same_value(d, convert_bits(F16, d, convert_bits(d, F16, b, None), None), b) || d == F8E5M2 && b & 0x7f == 0x7c, "{d} {b:#x}");
+                assert!(
+                    same_value(d, convert_bits(F32, d, x, None), b)
+                        || f32::from_bits(x as u32).is_infinite(),
+                    "{d} {b:#x}"
+                );
+                assert!(
+                    same_value(
+                        d,
+                        convert_bits(F16, d, convert_bits(d, F16, b, None), None),
+                        b
+                    ) || d == F8E5M2 && b & 0x7f == 0x7c,
+                    "{d} {b:#x}"
+                );
             }
         }
         // integers clamp; floats to integers round to nearest even, clamp, NaN -> 0
@@ -467,7 +509,10 @@ mod tests {
         assert_eq!(convert_bits(F32, I8, f32b(-1e9), None), 0x80);
         assert_eq!(convert_bits(F32, U32, f32b(f32::NAN), None), 0);
         assert_eq!(convert_bits(F32, U64, f32b(1e30), None), u64::MAX);
-        assert_eq!(convert_bits(F64, I64, 1e30f64.to_bits(), None), i64::MAX as u64);
+        assert_eq!(
+            convert_bits(F64, I64, 1e30f64.to_bits(), None),
+            i64::MAX as u64
+        );
         assert_eq!(convert_bits(F32, I64, f32b(-1e30), None), i64::MIN as u64);
         // u8 -> f32 normalized: (x - mean) * mul in f32
         let mul = 1.0f32 / 58.395;

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
 
+use crate::convert::{Convert, ConvertPlan};
 use crate::device::check_context;
 use crate::error::{Error, Result};
-use crate::convert::{Convert, ConvertPlan};
 use crate::plan::TensorPlan;
 use crate::view::{Place, RawTensor, TensorView, TensorViewMut};
 use crate::{DType, DeviceInfo, Element};

@@ -73,9 +73,8 @@ fn check<S: Element, D: Element>(
     let plan = {
         let sv = s.view_at(src.offset, src.layout).unwrap();
         let mut dv = d.view_at_mut(dst.offset, dst.layout).unwrap();
-        cute_copy::convert_tensor(&sv, &mut dv, convert, stream).unwrap_or_else(|e| {
-            panic!("{} -> {}: {src:?} -> {dst:?}: {e}", S::DTYPE, D::DTYPE)
-        })
+        cute_copy::convert_tensor(&sv, &mut dv, convert, stream)
+            .unwrap_or_else(|e| panic!("{} -> {}: {src:?} -> {dst:?}: {e}", S::DTYPE, D::DTYPE))
     };
     let got = d.to_host(stream).unwrap();
     let bad: Vec<usize> = (0..got.len())
@@ -156,9 +155,21 @@ fn pair_cases<S: Element, D: Element>(stream: &Arc<CudaStream>, r: &mut rand::rn
     let p = check::<S, D>(stream, src, dst, &plain, r);
     assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
     // 7 elements, and a scaled strided copy
-    check::<S, D>(stream, Side::packed(rm(&[7])), Side::placed(1, rm(&[7]), 0), &plain, r);
+    check::<S, D>(
+        stream,
+        Side::packed(rm(&[7])),
+        Side::placed(1, rm(&[7]), 0),
+        &plain,
+        r,
+    );
     let strided = Side::packed(Layout::new(&[50], &[3]).unwrap());
-    check::<S, D>(stream, strided, Side::packed(rm(&[50])), &Convert::new().scale(0.75), r);
+    check::<S, D>(
+        stream,
+        strided,
+        Side::packed(rm(&[50])),
+        &Convert::new().scale(0.75),
+        r,
+    );
 }
 
 /// A refused pair: a typed error, and nothing written.
@@ -172,7 +183,10 @@ fn refused<S: Element, D: Element>(stream: &Arc<CudaStream>) {
         "{e:?}"
     );
     let after = d.to_host(stream).unwrap();
-    assert!(after.iter().zip(&before).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(after
+        .iter()
+        .zip(&before)
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
 #[test]
@@ -198,9 +212,8 @@ fn every_supported_pair_converts_bit_exactly_on_odd_rows_and_transposes() {
 fn scales_and_per_channel_normalizations_match_the_host_model() {
     let Some(stream) = gpu() else { return };
     let mut r = rng(42);
-    let imagenet = |mode| {
-        Convert::new().normalize(mode, &[123.675, 116.28, 103.53], &[58.395, 57.12, 57.375])
-    };
+    let imagenet =
+        |mode| Convert::new().normalize(mode, &[123.675, 116.28, 103.53], &[58.395, 57.12, 57.375]);
     // u8 NHWC -> f32 NCHW normalized: the channel is the tile's load mode
     let nhwc = rm(&[2, 37, 41, 3]);
     let p = check::<u8, f32>(
@@ -223,9 +236,21 @@ fn scales_and_per_channel_normalizations_match_the_host_model() {
     );
     // the same layout on both sides: NHWC normalized along the fastest mode, and NCHW with the
     // channel folded into one long mode
-    check::<u8, f32>(&stream, Side::packed(nhwc), Side::placed(3, nhwc, 1), &imagenet(3), &mut r);
+    check::<u8, f32>(
+        &stream,
+        Side::packed(nhwc),
+        Side::placed(3, nhwc, 1),
+        &imagenet(3),
+        &mut r,
+    );
     let nchw = rm(&[2, 3, 19, 23]);
-    let p = check::<f16, f32>(&stream, Side::packed(nchw), Side::packed(nchw), &imagenet(1), &mut r);
+    let p = check::<f16, f32>(
+        &stream,
+        Side::packed(nchw),
+        Side::packed(nchw),
+        &imagenet(1),
+        &mut r,
+    );
     assert_eq!(p.coalesced.0.rank(), 1, "{p}");
     // 20 channels: mean and mul in a device array
     let many = Convert::new().scale(0.5).normalize(
@@ -233,7 +258,13 @@ fn scales_and_per_channel_normalizations_match_the_host_model() {
         &(0..20).map(|c| c as f32 * 0.25).collect::<Vec<_>>(),
         &(0..20).map(|c| 1.0 + c as f32).collect::<Vec<_>>(),
     );
-    check::<f32, f16>(&stream, Side::packed(rm(&[5, 20, 33])), Side::packed(rm(&[5, 20, 33])), &many, &mut r);
+    check::<f32, f16>(
+        &stream,
+        Side::packed(rm(&[5, 20, 33])),
+        Side::packed(rm(&[5, 20, 33])),
+        &many,
+        &mut r,
+    );
     // FP8 with a per-tensor scale, permuted (0, 2, 1, 3), and back
     let q = rm(&[2, 4, 33, 24]);
     check::<f16, F8E4M3>(
@@ -243,9 +274,21 @@ fn scales_and_per_channel_normalizations_match_the_host_model() {
         &Convert::new().scale(448.0 / 3.0),
         &mut r,
     );
-    check::<F8E5M2, f32>(&stream, Side::packed(q), Side::packed(q), &Convert::new().scale(1.0 / 64.0), &mut r);
+    check::<F8E5M2, f32>(
+        &stream,
+        Side::packed(q),
+        Side::packed(q),
+        &Convert::new().scale(1.0 / 64.0),
+        &mut r,
+    );
     // an f64 side computes the affine in f64
-    check::<f64, bf16>(&stream, Side::packed(nchw), Side::packed(nchw), &imagenet(1), &mut r);
+    check::<f64, bf16>(
+        &stream,
+        Side::packed(nchw),
+        Side::packed(nchw),
+        &imagenet(1),
+        &mut r,
+    );
 }
 
 #[test]
@@ -267,7 +310,11 @@ fn random_layouts_of_rank_2_to_5_convert_exactly() {
         let convert = if r.random_bool(0.3) {
             let m = r.random_range(0..rank);
             let n = shape[m];
-            Convert::new().normalize(m, &vec![0.5; n], &(1..=n).map(|c| c as f32).collect::<Vec<_>>())
+            Convert::new().normalize(
+                m,
+                &vec![0.5; n],
+                &(1..=n).map(|c| c as f32).collect::<Vec<_>>(),
+            )
         } else {
             Convert::new()
         };
@@ -289,7 +336,10 @@ fn empty_copies_and_bad_normalizations_write_nothing() {
     let empty = Layout::new(&[0, 3], &[1, 2]).unwrap();
     let p = cute_copy::convert_tensor(
         &s.view().relayout(empty).unwrap(),
-        &mut d.view_mut().relayout_mut(Layout::new(&[0, 3], &[3, 1]).unwrap()).unwrap(),
+        &mut d
+            .view_mut()
+            .relayout_mut(Layout::new(&[0, 3], &[3, 1]).unwrap())
+            .unwrap(),
         &Convert::new(),
         &stream,
     )

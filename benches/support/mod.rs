@@ -43,4 +43,3 @@ pub fn bench_d2d(
         })
     });
 }
-

@@ -98,7 +98,9 @@ fn run_convert<S: Element, D: Element>(
     let canaries: Vec<D> = random_elements(d_len, rng.random());
     let want = expected_tensor_convert(&host, (so, &src), &canaries, (dso, &dst), convert)?;
     let mut before = canaries;
-    for_each_pair(&src, &dst, |_, d| before[dso + d] = D::from_bits(!want[dso + d].to_bits()));
+    for_each_pair(&src, &dst, |_, d| {
+        before[dso + d] = D::from_bits(!want[dso + d].to_bits())
+    });
     let flat = |n: usize| Layout::new(&[n], &[1]);
     let sbuf = DeviceTensor::from_host(&stream, flat(s_len)?, &host)?;
     let mut dbuf = DeviceTensor::from_host(&stream, flat(d_len)?, &before)?;
@@ -113,7 +115,9 @@ fn run_convert<S: Element, D: Element>(
         .filter(|&i| !same_value(D::DTYPE, got[i].to_bits(), want[i].to_bits()))
         .count();
     if bad != 0 {
-        return Err(format!("verification failed: {bad} of {d_len} destination elements differ").into());
+        return Err(
+            format!("verification failed: {bad} of {d_len} destination elements differ").into(),
+        );
     }
     outln!(
         "verified: all {} converted elements match the host model (NaNs as NaNs); the other {} elements of the destination allocation are untouched",

@@ -256,8 +256,14 @@ pub(crate) fn convert_spec(
 }
 
 fn convert_plan(p: &Pair, convert: &Convert) -> PyResult<cute_copy::ConvertPlan> {
-    cute_copy::ConvertPlan::new(p.dtype, p.dst_dtype, layout(&p.src)?, layout(&p.dst)?, convert)
-        .py_err()
+    cute_copy::ConvertPlan::new(
+        p.dtype,
+        p.dst_dtype,
+        layout(&p.src)?,
+        layout(&p.dst)?,
+        convert,
+    )
+    .py_err()
 }
 
 pub(crate) fn launch_call(stream: Option<&Bound<'_, PyAny>>) -> PyResult<Call> {
