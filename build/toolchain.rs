@@ -61,11 +61,13 @@ impl Toolchain {
 
     /// `-gencode` flags: sm_80 and sm_90 SASS plus compute_90 PTX by default; `CUDA_COMPUTE_CAP=90`
     /// (or `CUTE_COPY_CUDA_ARCHS=80,90`) narrows the SASS list, and PTX comes only with the default.
+    /// `CUTE_COPY_CUDA_ARCHS=default` keeps the default whatever `CUDA_COMPUTE_CAP` says (for a
+    /// build whose other crates need `CUDA_COMPUTE_CAP`, e.g. candle's kernels).
     pub fn gencode_flags() -> Vec<String> {
         let narrowed = env::var("CUTE_COPY_CUDA_ARCHS")
             .or_else(|_| env::var("CUDA_COMPUTE_CAP"))
             .ok()
-            .filter(|s| !s.trim().is_empty());
+            .filter(|s| !s.trim().is_empty() && s.trim() != "default");
         let archs: Vec<String> = match &narrowed {
             Some(list) => list
                 .split(',')

@@ -354,7 +354,8 @@ fn encode(v: Exact, d: DType) -> u64 {
 pub fn convert_bits(src: DType, dst: DType, bits: u64, coefficient: Option<(f32, f32)>) -> u64 {
     let x = decode(src, bits);
     let Some((mean, mul)) = coefficient else {
-        return encode(x, dst);
+        // a plain copy of one dtype moves the bits (an FP8 infinity stays one)
+        return if src == dst { bits } else { encode(x, dst) };
     };
     let v = if src == DType::F64 || dst == DType::F64 {
         let x = match x {
@@ -520,6 +521,8 @@ mod tests {
         assert_eq!(convert_bits(U8, F32, 200, Some((123.675, mul))), want);
         // a NaN's payload is not compared
         assert!(same_value(F16, 0x7e00, 0xfe01));
+        // one dtype, no scale: the bits move unchanged (E5M2's -infinity too)
+        assert_eq!(convert_bits(F8E5M2, F8E5M2, 0xfc, None), 0xfc);
         assert!(!same_value(F16, 0x7c00, 0x7e00));
     }
 

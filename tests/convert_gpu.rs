@@ -320,7 +320,7 @@ fn random_layouts_of_rank_2_to_5_convert_exactly() {
         };
         check::<S, D>(stream, src, dst, &convert, r);
     }
-    for i in 0..240 {
+    for i in 0..120 {
         let (s, d) = pairs[i % pairs.len()];
         with_pair!(s, d, one(&stream, &mut r));
     }

@@ -161,9 +161,16 @@ ANY_SHAPE = [
 IMAGENET_MEAN, IMAGENET_STD = (123.675, 116.28, 103.53), (58.395, 57.12, 57.375)
 
 
+_NORM = {}
+
+
 def _norm(x, shape):
-    mean = torch.tensor(IMAGENET_MEAN, device="cuda").view(shape)
-    std = torch.tensor(IMAGENET_STD, device="cuda").view(shape)
+    # mean and std made once, outside any graph capture (a host -> device copy cannot be captured)
+    key = tuple(shape)
+    if key not in _NORM:
+        _NORM[key] = (torch.tensor(IMAGENET_MEAN, device="cuda").view(shape),
+                      torch.tensor(IMAGENET_STD, device="cuda").view(shape))
+    mean, std = _NORM[key]
     return (x.float() - mean) / std
 
 
@@ -265,7 +272,7 @@ def convert_rows():
             x = torch.randn(shape, device="cuda").to(dt)
         else:
             x = torch.randint(0, 256, shape, device="cuda", dtype=dt)
-        want = expr(x)
+        want = expr(x)  # also makes the normalization's mean and std, before any capture
         y = torch.empty(want.shape, dtype=out, device="cuda")
         nbytes = want.numel() * (x.element_size() + y.element_size())
         eager = lambda: y.copy_(expr(x))

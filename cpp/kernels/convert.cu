@@ -26,6 +26,7 @@
 //
 // Kernels are instantiated per (source width, destination width) pair; the scalar types of a
 // width (CUTE_COPY_SCALAR rows of menu.def) share them, switched on once per thread.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -295,8 +296,8 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
     std::int64_t so = 0, dof = 0, cx = 0;
     for (int i = 0; i < last; ++i) {  // the row's coordinates, innermost outer mode first
       int const m = last - 1 - i;
-      std::uint64_t x;
-      row = p.outer[i].divmod(x, row);
+      std::uint64_t x = row;  // the outermost mode's coordinate is what is left
+      if (m > 0) row = p.outer[i].divmod(x, row);
       so += static_cast<std::int64_t>(x) * d.src_stride[m];
       dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
       if (m == d.chan_mode) cx = static_cast<std::int64_t>(x);
@@ -407,7 +408,7 @@ template <int DW>
 constexpr int kTilePad = DW >= 4 ? 1 : 4 / DW;  // one 32-bit word per tile row
 
 template <int SW, int DW>
-CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_t<DW>* tile) {
+CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_t<DW>* tile, float* chan_tab) {
   using SU = cute::uint_byte_t<SW>;
   using DU = cute::uint_byte_t<DW>;
   constexpr int kPer = kTileElems / kThreads;
@@ -432,14 +433,32 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
   std::int64_t const sa = d.src_stride[A], sb = d.src_stride[B], da = d.dst_stride[A], db = d.dst_stride[B];
   char const* const src = reinterpret_cast<char const*>(d.src) + so * SW;
   char* const dst = reinterpret_cast<char*>(d.dst) + dof * DW;
-  auto channel = [&](std::int64_t a, std::int64_t b) -> std::uint64_t {
-    std::int64_t const x = d.chan_mode == A ? a : d.chan_mode == B ? b : cx;
-    if (d.chan_mode < 0) return 0;
+  auto channel = [&](std::int64_t x) -> std::uint64_t {
     std::uint64_t r, c;
     std::uint64_t const q = p.chan_div.divmod(r, static_cast<std::uint64_t>(x));
     p.chan_n.divmod(c, q);
     return c;
   };
+  // The tile's channel coefficients: one (mean, mul) for the whole tile (no channel, or the
+  // channel along another mode), or a table over the local coordinate of the tile mode the channel
+  // walks (`side` 1: mode a, 2: mode b), in shared memory after the tile.
+  int const side = !d.affine || d.chan_mode < 0 ? 0 : d.chan_mode == A ? 1 : d.chan_mode == B ? 2 : 0;
+  float c_mean = 0.f, c_mul = 1.f;
+  if (d.affine && side == 0) {
+    std::uint64_t const c = d.chan_mode < 0 ? 0 : channel(cx);
+    c_mean = k.mean[c];
+    c_mul = k.mul[c];
+  } else if (side != 0) {
+    int const n = side == 1 ? ta : tb;
+    std::int64_t const base = side == 1 ? a0 : b0;
+    for (int l = static_cast<int>(threadIdx.x); l < n; l += kThreads) {
+      std::uint64_t const c = channel(base + l);
+      chan_tab[l] = k.mean[c];
+      chan_tab[n + l] = k.mul[c];
+    }
+    __syncthreads();
+  }
+  int const tab_n = side == 1 ? ta : tb;
 
   // Load (tile_b, tile_a) along a: all loads in flight, then convert into the stage.
   SU in[kPer];
@@ -461,9 +480,11 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
       D y;
       if (!d.affine) {
         y = convert<S, D>(x);
+      } else if (side == 0) {
+        y = convert_affine<S, D>(x, c_mean, c_mul);
       } else {
-        std::uint64_t const c = channel(a0 + al, b0 + bl);
-        y = convert_affine<S, D>(x, k.mean[c], k.mul[c]);
+        int const l = side == 1 ? al : bl;
+        y = convert_affine<S, D>(x, chan_tab[l], chan_tab[tab_n + l]);
       }
       tile[bl * pitch + al] = bits_as<DU>(y);
     }
@@ -486,7 +507,8 @@ __global__ void __launch_bounds__(kThreads) convert_tile(__grid_constant__ TileP
   __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
   Coefficients const k = coefficients(p.d, s_mean, s_mul);
   auto* tile = reinterpret_cast<cute::uint_byte_t<DW>*>(smem);
-  tile_body<SW, DW>(p, k, tile);
+  std::size_t const tile_bytes = ((std::size_t{1} << p.log_tb) * ((1 << p.log_ta) + kTilePad<DW>) * DW + 15) / 16 * 16;
+  tile_body<SW, DW>(p, k, tile, reinterpret_cast<float*>(smem + tile_bytes));
 }
 
 int log2_of(std::int64_t x) {
@@ -525,7 +547,15 @@ void run(ConvertDesc const& d) {
     p.log_tb = log2_of(d.tile_b);
     p.chan_div = chan_div;
     p.chan_n = chan_n;
-    std::size_t const smem = static_cast<std::size_t>(d.tile_b) * (d.tile_a + kTilePad<DW>) * DW;
+    // the tile (rounded to 16 bytes), then the channel table: (mean, mul) per coordinate of the
+    // longer tile side
+    std::size_t const tile_bytes = (static_cast<std::size_t>(d.tile_b) * (d.tile_a + kTilePad<DW>) * DW + 15) / 16 * 16;
+    std::size_t const smem = tile_bytes + (d.affine ? 2 * sizeof(float) * std::max(d.tile_a, d.tile_b) : 0);
+    if (smem > 48 * 1024) {
+      cudaError_t const e = cudaFuncSetAttribute(convert_tile<SW, DW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(smem));
+      if (e != cudaSuccess) throw_cuda(e, "convert_tile shared memory");
+    }
     convert_tile<SW, DW><<<static_cast<unsigned>(d.blocks), kThreads, smem, stream>>>(p);
     check_launch("convert_tile");
   }
