@@ -120,7 +120,7 @@ pub fn conversion(src: DType, dst: DType) -> Result<ConvertRule> {
     Ok(match (src.is_float(), dst.is_float()) {
         (true, true) => {
             let ((ps, es), (pd, ed)) = (float_format(src), float_format(dst));
-            if ps <= pd && es <= ed && (src != DType::BF16 || dst != DType::F16) {
+            if ps <= pd && es <= ed {
                 ConvertRule::Exact
             } else if matches!(dst, DType::F8E4M3 | DType::F8E5M2) {
                 ConvertRule::NearestEvenSatFinite
