@@ -448,8 +448,8 @@ impl ConvertPlan {
         )];
         match (&self.coefficients, self.channel) {
             (None, _) => {}
-            (Some((mean, _)), _) if mean.len() == 1 && self.channel.is_none() => r.push(
-                "scaled: y = D((x - mean) * mul) with one (mean, mul), computed in f32 (f64 when a side is f64) before the conversion".into(),
+            (Some(_), None) => r.push(
+                "scaled: y = D((x - mean) * mul) with one (mean, mul) for every element (a scale, or a channel mode of extent 1), computed in f32 (f64 when a side is f64) before the conversion".into(),
             ),
             (Some((mean, _)), Some((m, div))) => r.push(format!(
                 "normalized per channel: y = D((x - mean[c]) * mul[c]), {} channels, c = (x{m} / {div}) % {} along coalesced mode {m}; mean and mul {}",
@@ -457,7 +457,6 @@ impl ConvertPlan {
                 mean.len(),
                 if mean.len() <= CHANNELS_BY_VALUE { "travel in the descriptor" } else { "in a device array" }
             )),
-            (Some(_), None) => r.push("normalized: the channel mode has extent 1, one (mean, mul) for every element".into()),
         }
         match &self.route {
             ConvertRoute::Empty => r.push("a zero extent: nothing is converted or launched".into()),
