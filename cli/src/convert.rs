@@ -4,7 +4,6 @@
 //! the host model and timed against a D2D memcpy of the same bytes.
 
 use cute_copy::reference::{expected_tensor_convert, for_each_pair, random_elements, same_value};
-use cute_copy::timing::{gbps, time_launches};
 use cute_copy::{Convert, ConvertPlan, ConvertRoute, DType, DeviceTensor, Element, Layout};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -124,19 +123,11 @@ fn run_convert<S: Element, D: Element>(
         src.size(),
         d_len - src.size()
     );
-    let iters = args.iters.max(1);
-    let ms = time_launches(&stream, 3, iters, || launch(&mut dbuf))?;
-    let bytes = plan.bytes_moved();
-    outln!("convert_tensor: {:.1} GB/s ({bytes} bytes read+written in {ms:.4} ms per launch; CUDA events, mean of {iters} after 3 warm-up)", gbps(bytes, ms));
-    if bytes > 0 {
-        let a = stream.alloc_zeros::<u8>(bytes / 2)?;
-        let mut b = stream.alloc_zeros::<u8>(bytes / 2)?;
-        let dms = time_launches(&stream, 3, iters, || Ok(stream.memcpy_dtod(&a, &mut b)?))?;
-        outln!(
-            "D2D memcpy of the same bytes: {:.1} GB/s; ratio to D2D memcpy: {:.2}",
-            gbps(bytes, dms),
-            dms / ms
-        );
-    }
-    Ok(())
+    crate::tensor::time_against_d2d(
+        &stream,
+        "convert_tensor",
+        plan.bytes_moved(),
+        args.iters,
+        || launch(&mut dbuf),
+    )
 }

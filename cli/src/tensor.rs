@@ -259,14 +259,32 @@ fn run_tensor<T: Element>(args: &TensorArgs, plan: &TensorPlan) -> CliResult {
         src.size(),
         d_len - src.size()
     );
-    let iters = args.iters.max(1);
-    let ms = time_launches(&stream, 3, iters, || launch(&mut dbuf))?;
-    let bytes = plan.bytes_moved();
-    outln!("copy_tensor: {:.1} GB/s ({bytes} bytes read+written in {ms:.4} ms per launch; CUDA events, mean of {iters} after 3 warm-up)", gbps(bytes, ms));
+    time_against_d2d(
+        &stream,
+        "copy_tensor",
+        plan.bytes_moved(),
+        args.iters,
+        || launch(&mut dbuf),
+    )
+}
+
+/// Time `launch` (3 warm-up calls, then the mean of `iters`) and a D2D memcpy of the same bytes
+/// (half each way), and print both with their ratio: `tensor --run`'s last lines, with or
+/// without `--to`.
+pub(crate) fn time_against_d2d(
+    stream: &std::sync::Arc<cute_copy::cudarc::driver::CudaStream>,
+    name: &str,
+    bytes: usize,
+    iters: usize,
+    mut launch: impl FnMut() -> cute_copy::Result<()>,
+) -> CliResult {
+    let iters = iters.max(1);
+    let ms = time_launches(stream, 3, iters, &mut launch)?;
+    outln!("{name}: {:.1} GB/s ({bytes} bytes read+written in {ms:.4} ms per launch; CUDA events, mean of {iters} after 3 warm-up)", gbps(bytes, ms));
     if bytes > 0 {
         let a = stream.alloc_zeros::<u8>(bytes / 2)?;
         let mut b = stream.alloc_zeros::<u8>(bytes / 2)?;
-        let dms = time_launches(&stream, 3, iters, || Ok(stream.memcpy_dtod(&a, &mut b)?))?;
+        let dms = time_launches(stream, 3, iters, || Ok(stream.memcpy_dtod(&a, &mut b)?))?;
         outln!(
             "D2D memcpy of the same bytes: {:.1} GB/s; ratio to D2D memcpy: {:.2}",
             gbps(bytes, dms),
