@@ -19,8 +19,22 @@ constexpr AtomRow kAtoms[] = {
 #include "menu.def"
 };
 
-void require(bool ok, std::string const& what) {
-  if (!ok) throw std::invalid_argument(what);
+// The parts of a refusal's message, appended only when it is thrown.
+void append(std::string& s, char const* x) { s += x; }
+template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+void append(std::string& s, T x) {
+  s += std::to_string(x);
+}
+
+// Refuse a descriptor with std::invalid_argument, its message the parts of `what` one after the
+// other. These checks run on every launch: the message is built only when one fails (a string
+// argument would allocate on every call, a visible share of a small copy's host time).
+template <class... Parts>
+void require(bool ok, Parts const&... what) {
+  if (ok) return;
+  std::string message;
+  (append(message, what), ...);
+  throw std::invalid_argument(message);
 }
 
 // What every kernel needs of a descriptor: a destination at least as large as the source, leading
@@ -49,7 +63,7 @@ LaunchArgs to_args(CopyDesc const& d) {
 }
 
 AtomRow const& row_of(std::uint32_t atom) {
-  require(atom < static_cast<std::uint32_t>(AtomId::Count), "unknown atom " + std::to_string(atom));
+  require(atom < static_cast<std::uint32_t>(AtomId::Count), "unknown atom ", atom);
   return kAtoms[atom];
 }
 
@@ -86,10 +100,10 @@ void launch_copy(CopyDesc const& d) {
   require_width(d.elem_bytes);
   int width = static_cast<int>(d.elem_bytes);
   int bytes = row.bytes == 0 ? width : row.bytes;
-  require(bytes >= width, std::string(row.name) + " is narrower than the element");
+  require(bytes >= width, row.name, " is narrower than the element");
   if (d.rows == 0 || d.cols == 0) return;
   require(row.family != FamilyId::transpose && row.family != FamilyId::convert,
-          std::string(row.name) + " runs tensor descriptors, not 2D copies");
+          row.name, " runs tensor descriptors, not 2D copies");
   if (row.family == FamilyId::realign) {  // any alignment: only element alignment is required
     RowsDesc r = rows_of(d);
     launch_realign(static_cast<AtomId>(d.atom), width, r, nullptr, 0, realign_tasks(r), nullptr, 0, 0,
@@ -98,7 +112,7 @@ void launch_copy(CopyDesc const& d) {
   }
   require(d.src % bytes == 0 && d.dst % bytes == 0 && (d.ld_src * width) % bytes == 0 &&
               (d.ld_dst * width) % bytes == 0,
-          std::string(row.name) + ": base address or row pitch not aligned to the atom");
+          row.name, ": base address or row pitch not aligned to the atom");
   LaunchArgs args = to_args(d);
   if (row.family == FamilyId::cp_async)
     launch_cp_async(static_cast<AtomId>(d.atom), width, args);
@@ -108,7 +122,7 @@ void launch_copy(CopyDesc const& d) {
 
 void launch_rows(RowsDesc const& one, BatchLaunch const& b) {
   AtomRow const& row = row_of(b.atom);
-  require(row.family == FamilyId::realign, std::string(row.name) + " does not run row descriptors");
+  require(row.family == FamilyId::realign, row.name, " does not run row descriptors");
   require_width(b.elem_bytes);
   require(b.count > 0 && b.count <= 0x7fffffffu, "batch size must be 1 .. 2^31-1");
   require(b.descs != 0 || b.count == 1, "one descriptor by value, or an array in device memory");
@@ -129,7 +143,7 @@ std::int64_t rows_segments(std::int64_t row_bytes) { return realign_segments(row
 
 void launch_tensor(TensorDesc const& t) {
   AtomRow const& row = row_of(t.atom);
-  require(row.family == FamilyId::transpose, std::string(row.name) + " does not run tensor descriptors");
+  require(row.family == FamilyId::transpose, row.name, " does not run tensor descriptors");
   require_width(t.elem_bytes);
   std::int64_t const w = t.elem_bytes;
   require(t.rank >= 1 && t.rank <= 6, "rank must be 1 .. 6");

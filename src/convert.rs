@@ -363,15 +363,18 @@ impl ConvertPlan {
         if !dst.is_injective() {
             return Err(Error::DestinationNotInjective(dst.to_string()));
         }
-        let (shape, [ss, ds], groups) = coalesce_modes(src.shape(), [src.stride(), dst.stride()]);
-        let cs = Layout::new(&shape, &ss)?;
-        let cd = Layout::new(&shape, &ds)?;
+        let c = coalesce_modes(src.shape(), [src.stride(), dst.stride()]);
+        let (shape, ss, ds) = (c.shape(), c.stride(0), c.stride(1));
+        let (cs, cd) = (c.layout(0)?, c.layout(1)?);
         // The channel: the coalesced mode the channel mode was folded into, and the extent of
         // the modes folded inside it.
         let channel = convert.channel_mode().and_then(|cm| {
-            groups.iter().enumerate().find_map(|(m, g)| {
-                let at = g.iter().position(|&o| o == cm)?;
-                Some((m, g[..at].iter().map(|&o| src.shape()[o]).product()))
+            c.groups().enumerate().find_map(|(m, g)| {
+                let at = g.iter().position(|&o| o as usize == cm)?;
+                Some((
+                    m,
+                    g[..at].iter().map(|&o| src.shape()[o as usize]).product(),
+                ))
             })
         });
         let r = shape.len();
@@ -490,7 +493,23 @@ impl ConvertPlan {
                     "the fastest modes differ (source {mode_a}, destination {mode_b}): a {} x {} tile of the destination type in shared memory (rows padded by one 32-bit word against bank conflicts), loaded along mode {mode_a}, converted in registers, stored along mode {mode_b}",
                     tile.1, tile.0
                 ));
-                r.push("tile accesses: element by element, each warp on consecutive addresses (coalesced); 16-byte accesses in the tile are the next lever".into());
+                let (cs, cd) = &self.coalesced;
+                let (ea, eb) = (cs.shape()[*mode_a], cs.shape()[*mode_b]);
+                let (sw, dw) = (self.src_dtype.size_bytes(), self.dst_dtype.size_bytes());
+                r.push(if cs.stride()[*mode_a] != 1 {
+                    "loads: element by element (the source's fastest mode is strided)".into()
+                } else if cs.stride()[*mode_b] == ea && tile.0 >= ea {
+                    format!("loads: 16-byte vectors ({} elements) over one contiguous run per tile (the tile holds all {ea} of mode {mode_a} and mode {mode_b} steps over it), groups of 4 lanes on 64 consecutive bytes; the run's first and last vectors are the aligned ones around it, so any offset loads whole vectors", 16 / sw)
+                } else {
+                    format!("loads: 16-byte vectors ({} elements) along each tile row of mode {mode_a}, groups of 4 lanes on 64 consecutive bytes; a row's first and last vectors are the aligned ones around it (inside the source span), so any offset or pitch loads whole vectors", 16 / sw)
+                });
+                r.push(if cd.stride()[*mode_b] != 1 {
+                    "stores: element by element (the destination's fastest mode is strided)".into()
+                } else if cd.stride()[*mode_a] == eb && tile.1 >= eb {
+                    format!("stores: 16-byte vectors ({} elements) over one contiguous run per tile (the tile holds all {eb} of mode {mode_b} and mode {mode_a} steps over it), gathered from the stage; only vectors the run's ends cut go element by element", 16 / dw)
+                } else {
+                    format!("stores: 16-byte vectors ({} elements) along each tile row of mode {mode_b}, gathered from the stage; only vectors a row's ends cut go element by element", 16 / dw)
+                });
             }
         }
         r

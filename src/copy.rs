@@ -377,7 +377,8 @@ fn pinned<T: Element>(
     let (sg, dg) = (src.geometry()?, dst.geometry()?);
     let e = plan.dtype.size_bytes();
     let Some(route) = &plan.peer else {
-        check_contexts(&side_of(src)?, &side_of_mut(dst)?, stream)?;
+        check_context("source", src.context(), stream)?;
+        check_context("destination", dst.context(), stream)?;
         let src_pin = src.pin(stream);
         let dst_pin = dst.pin(stream);
         let (s, d) = (sg.span_at(src_pin.addr, e)?, dg.span_at(dst_pin.addr, e)?);

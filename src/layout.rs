@@ -181,19 +181,21 @@ impl Layout {
     /// stride, each stride steps past everything the smaller modes reach. Layouts that interleave
     /// their modes injectively are refused too (conservative).
     pub fn is_injective(&self) -> bool {
-        let mut modes: Vec<(usize, usize)> = self
-            .shape()
-            .iter()
-            .zip(self.stride())
-            .filter(|(&s, _)| s > 1)
-            .map(|(&s, &d)| (d, s))
-            .collect();
         if self.size() == 0 {
             return true;
         }
-        modes.sort_unstable();
+        // (stride, extent) of the modes of extent > 1, by stride (rank <= 6: on the stack)
+        let mut modes = [(0usize, 0usize); MAX_RANK];
+        let mut n = 0;
+        for (&s, &d) in self.shape().iter().zip(self.stride()) {
+            if s > 1 {
+                modes[n] = (d, s);
+                n += 1;
+            }
+        }
+        modes[..n].sort_unstable();
         let mut reach = 0usize; // largest offset the smaller modes reach
-        for (d, s) in modes {
+        for &(d, s) in &modes[..n] {
             if d <= reach || d == 0 {
                 return false;
             }
@@ -235,51 +237,106 @@ pub fn coalesce_layouts(src: &Layout, dst: &Layout) -> Result<(Layout, Layout)> 
             dst: dst.to_string(),
         });
     }
-    let (shape, strides, _) = coalesce_modes(src.shape(), [src.stride(), dst.stride()]);
-    Ok((
-        Layout::new(&shape, &strides[0])?,
-        Layout::new(&shape, &strides[1])?,
-    ))
+    let c = coalesce_modes(src.shape(), [src.stride(), dst.stride()]);
+    Ok((c.layout(0)?, c.layout(1)?))
 }
 
 /// CuTe's `coalesce` of several layouts of one shape at once, as [`coalesce_layouts`] does it for
 /// two: size-1 modes dropped, modes sorted by the strides, descending (the second layout's first,
 /// then the first's, then the others'), and a mode folded into the one outside it when that one
-/// steps over it in *every* layout. Returns the shape, each layout's strides, and for each
-/// coalesced mode the original modes folded into it, innermost first (the convert family finds
-/// its channel mode there). An empty shape after dropping becomes `(1):(1)`, of no original mode.
-#[allow(clippy::type_complexity)]
+/// steps over it in *every* layout. Gives the shape, each layout's strides, and for each coalesced
+/// mode the original modes folded into it, innermost first (the convert family finds its channel
+/// mode there). An empty shape after dropping becomes `(1):(1)`, of no original mode.
+///
+/// Fixed-size values on the stack: every tensor copy plans through here, once per call.
 pub(crate) fn coalesce_modes<const N: usize>(
     shape: &[usize],
     strides: [&[usize]; N],
-) -> (Vec<usize>, [Vec<usize>; N], Vec<Vec<usize>>) {
-    // (original mode, shape, stride in each layout) of the modes that move anything
-    let mut modes: Vec<(usize, usize, [usize; N])> = (0..shape.len())
-        .filter(|&i| shape[i] != 1)
-        .map(|i| (i, shape[i], std::array::from_fn(|k| strides[k][i])))
-        .collect();
-    modes.sort_by_key(|m| {
-        let key: [usize; N] = std::array::from_fn(|k| m.2[[1, 0].get(k).copied().unwrap_or(k)]);
-        std::cmp::Reverse(key)
-    });
-    let mut out: Vec<(usize, [usize; N], Vec<usize>)> = Vec::new();
-    for (i, s, st) in modes {
-        // `out`'s last mode is outer to this one: it folds in when it steps over this one everywhere.
-        match out.last_mut() {
-            Some(o) if (0..N).all(|k| o.1[k] == s * st[k]) => {
-                o.0 *= s;
-                o.1 = st;
-                o.2.insert(0, i);
-            }
-            _ => out.push((s, st, vec![i])),
+) -> Coalesced<N> {
+    // The sort key of mode i: its strides, the second layout's first, descending.
+    let key = |i: usize| -> [usize; N] {
+        std::array::from_fn(|k| strides[[1, 0].get(k).copied().unwrap_or(k)][i])
+    };
+    // The modes that move anything, outermost first: a stable insertion sort (rank <= 6).
+    let mut order = [0usize; MAX_RANK];
+    let mut n = 0;
+    for i in (0..shape.len()).filter(|&i| shape[i] != 1) {
+        let at = (0..n).find(|&j| key(order[j]) < key(i)).unwrap_or(n);
+        order.copy_within(at..n, at + 1);
+        order[at] = i;
+        n += 1;
+    }
+    let mut out = Coalesced {
+        rank: 0,
+        shape: [1; MAX_RANK],
+        strides: [[1; MAX_RANK]; N],
+        groups: [Group::default(); MAX_RANK],
+    };
+    for &i in &order[..n] {
+        let (s, st): (usize, [usize; N]) = (shape[i], std::array::from_fn(|k| strides[k][i]));
+        let r = out.rank;
+        // The last mode out is outer to this one: it folds in when it steps over this one everywhere.
+        if r > 0 && (0..N).all(|k| out.strides[k][r - 1] == s * st[k]) {
+            out.shape[r - 1] *= s;
+            (0..N).for_each(|k| out.strides[k][r - 1] = st[k]);
+            out.groups[r - 1].push_inner(i);
+        } else {
+            out.shape[r] = s;
+            (0..N).for_each(|k| out.strides[k][r] = st[k]);
+            out.groups[r].push_inner(i);
+            out.rank += 1;
         }
     }
-    if out.is_empty() {
-        return (vec![1], std::array::from_fn(|_| vec![1]), vec![Vec::new()]);
+    out.rank = out.rank.max(1);
+    out
+}
+
+/// What [`coalesce_modes`] gives: `rank` modes (at least one) of `shape`, each layout's strides,
+/// and the original modes folded into each.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Coalesced<const N: usize> {
+    rank: usize,
+    shape: [usize; MAX_RANK],
+    strides: [[usize; MAX_RANK]; N],
+    groups: [Group; MAX_RANK],
+}
+
+impl<const N: usize> Coalesced<N> {
+    /// Extent of every coalesced mode.
+    pub(crate) fn shape(&self) -> &[usize] {
+        &self.shape[..self.rank]
     }
-    let shape = out.iter().map(|m| m.0).collect();
-    let strides = std::array::from_fn(|k| out.iter().map(|m| m.1[k]).collect());
-    (shape, strides, out.into_iter().map(|m| m.2).collect())
+    /// Layout `k`'s stride of every coalesced mode.
+    pub(crate) fn stride(&self, k: usize) -> &[usize] {
+        &self.strides[k][..self.rank]
+    }
+    /// Layout `k` coalesced.
+    pub(crate) fn layout(&self, k: usize) -> Result<Layout> {
+        Layout::new(self.shape(), self.stride(k))
+    }
+    /// For each coalesced mode, the original modes folded into it, innermost first.
+    pub(crate) fn groups(&self) -> impl Iterator<Item = &[u8]> {
+        self.groups[..self.rank].iter().map(Group::modes)
+    }
+}
+
+/// The original modes folded into one coalesced mode, innermost first.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Group {
+    len: u8,
+    modes: [u8; MAX_RANK],
+}
+
+impl Group {
+    fn push_inner(&mut self, mode: usize) {
+        let n = self.len as usize;
+        self.modes.copy_within(0..n, 1);
+        self.modes[0] = mode as u8;
+        self.len += 1;
+    }
+    fn modes(&self) -> &[u8] {
+        &self.modes[..self.len as usize]
+    }
 }
 
 impl fmt::Display for Layout {

@@ -52,7 +52,48 @@ fn plan_places(
     d.check()?;
     let off = |p: &Place, base: u64| (base as usize % 256 + p.offset * e) % 256;
     let offsets = (off(&s, sb), off(&d, db));
-    TensorPlan::for_device(dtype, s.layout, d.layout, offsets, device)
+    kept_plan((dtype, s.layout, d.layout, offsets, *device))
+}
+
+/// What a tensor plan is a function of: the dtype, both layouts, both offsets modulo 256 bytes
+/// and the device's facts.
+type PlanKey = (
+    DType,
+    crate::Layout,
+    crate::Layout,
+    (usize, usize),
+    DeviceInfo,
+);
+
+/// Plans a front door made last on this thread: a plan is a pure function of its [`PlanKey`], so
+/// a program copying the same shapes again (the many-small-copies case, where planning is a
+/// visible share of the call) reuses it instead of coalescing and routing again.
+const KEPT_PLANS: usize = 4;
+
+/// [`TensorPlan::for_device`] of `key`, from this thread's last [`KEPT_PLANS`] plans when one
+/// has the same key.
+fn kept_plan(key: PlanKey) -> Result<TensorPlan> {
+    use std::cell::RefCell;
+    thread_local! {
+        static KEPT: RefCell<(usize, [Option<(PlanKey, TensorPlan)>; KEPT_PLANS])> =
+            const { RefCell::new((0, [const { None }; KEPT_PLANS])) };
+    }
+    let found = KEPT.with_borrow(|(_, kept)| {
+        kept.iter()
+            .flatten()
+            .find(|(k, _)| *k == key)
+            .map(|(_, plan)| plan.clone())
+    });
+    if let Some(plan) = found {
+        return Ok(plan);
+    }
+    let (dtype, src, dst, offsets, device) = key;
+    let plan = TensorPlan::for_device(dtype, src, dst, offsets, &device)?;
+    KEPT.with_borrow_mut(|(next, kept)| {
+        kept[*next] = Some((key, plan.clone()));
+        *next = (*next + 1) % KEPT_PLANS;
+    });
+    Ok(plan)
 }
 
 /// Launch a non-empty tensor plan, coordinate 0 of each side at its address: on the copy engine
@@ -240,6 +281,40 @@ mod tests {
     }
     fn rm(s: &[usize]) -> Layout {
         Layout::row_major(s).unwrap()
+    }
+
+    #[test]
+    fn kept_plans_are_the_plans_of_their_keys() {
+        let h200 = DeviceInfo::new(60 << 20, 132, (9, 0));
+        let small = DeviceInfo::new(4 << 20, 16, (8, 0));
+        let t = rm(&[64, 64]);
+        let keys = [
+            (DType::F32, t, t, (0, 0), h200),
+            (DType::F32, t, t, (4, 0), h200),
+            (DType::F16, t, t, (0, 0), h200),
+            (
+                DType::F32,
+                rm(&[64, 64]).permute(&[1, 0]).unwrap(),
+                t,
+                (0, 0),
+                h200,
+            ),
+            (DType::F32, t, t, (0, 0), small),
+            (DType::U8, rm(&[3, 5, 7]), rm(&[3, 5, 7]), (1, 2), h200),
+        ];
+        // More keys than are kept, twice round: every answer is the key's own plan.
+        for _ in 0..2 {
+            for &k in &keys {
+                let (dtype, src, dst, offsets, device) = k;
+                let fresh = TensorPlan::for_device(dtype, src, dst, offsets, &device).unwrap();
+                assert_eq!(kept_plan(k).unwrap(), fresh);
+                assert_eq!(kept_plan(k).unwrap(), fresh);
+            }
+        }
+        // A refusal is not kept: it stays a refusal.
+        let bad = (DType::F32, t, rm(&[64, 63]), (0, 0), h200);
+        assert!(kept_plan(bad).is_err());
+        assert!(kept_plan(bad).is_err());
     }
 
     #[test]

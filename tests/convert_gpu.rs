@@ -327,6 +327,58 @@ fn random_layouts_of_rank_2_to_5_convert_exactly() {
 }
 
 #[test]
+fn tile_route_moves_whole_vectors_at_every_offset_pitch_and_span_edge() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(44);
+    // (source extents of a transpose) x (offset, pitch padding) x (spare elements after the view):
+    // tile rows cut at every 16-byte phase, partial edge tiles, runs that end at the source
+    // span's last byte (their last vector read element by element), a whole mode of 3 or 5
+    // (one flat run per tile on that side), and more than one tile along both modes.
+    fn one<S: Element, D: Element>(stream: &Arc<CudaStream>, r: &mut rand::rngs::StdRng) {
+        for (m, n) in [
+            (130, 67),
+            (67, 130),
+            (3, 1000),
+            (1000, 3),
+            (5, 333),
+            (200, 200),
+        ] {
+            let (off, pad, tail) = (
+                r.random_range(0..16),
+                r.random_range(0..5),
+                r.random_range(0..2),
+            );
+            // the source: (n, m) read column-major out of an (m, n + pad) row-major storage
+            let storage = Layout::new(&[m, n], &[n + pad, 1]).unwrap();
+            let src = Side::placed(off, storage.permute(&[1, 0]).unwrap(), tail);
+            let dst = Side::placed(r.random_range(0..16), rm(&[n, m]), r.random_range(0..2));
+            let p = check::<S, D>(stream, src, dst, &Convert::new(), r);
+            assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
+        }
+        // a flat run on both sides: [N, 3, HW] -> [N, HW, 3], channel normalized
+        let (n, hw) = (3, 777);
+        let src = Side::placed(
+            r.random_range(0..16),
+            rm(&[n, 3, hw]).permute(&[0, 2, 1]).unwrap(),
+            0,
+        );
+        let dst = Side::placed(r.random_range(0..16), rm(&[n, hw, 3]), 0);
+        let norm = Convert::new().normalize(2, &[1.0, 2.0, 3.0], &[2.0, 4.0, 8.0]);
+        check::<S, D>(stream, src, dst, &norm, r);
+    }
+    for (s, d) in [
+        (DType::F32, DType::BF16),
+        (DType::U8, DType::F32),
+        (DType::F64, DType::U8),
+        (DType::F16, DType::F8E4M3),
+        (DType::I16, DType::I64),
+        (DType::F32, DType::F32),
+    ] {
+        with_pair!(s, d, one(&stream, &mut r));
+    }
+}
+
+#[test]
 fn empty_copies_and_bad_normalizations_write_nothing() {
     let Some(stream) = gpu() else { return };
     let s = DeviceTensor::<f32>::zeros(&stream, rm(&[4, 3])).unwrap();
