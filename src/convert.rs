@@ -467,6 +467,7 @@ impl ConvertPlan {
                 chunk,
                 vector_load,
                 vector_store,
+                chunks_per_row,
                 ..
             } => {
                 r.push(format!(
@@ -478,7 +479,7 @@ impl ConvertPlan {
                     "loads: element by element (the source's fastest mode is strided)".into()
                 });
                 r.push(if *vector_store {
-                    format!("stores: 16-byte vectors ({} elements), each row's chunks phased to the destination's 16-byte grid: only a row's first and last partial vectors go element by element", 16 / self.dst_dtype.size_bytes())
+                    format!("stores: 16-byte vectors ({} elements), each row's chunks phased to the destination's 16-byte grid: only a row's first and last partial vectors go element by element; {chunks_per_row} chunks per row leave room for a row's phase, and when every destination row starts on the grid (checked at launch: the base and every outer stride in whole vectors) the launch takes {} per row instead", 16 / self.dst_dtype.size_bytes(), self.coalesced.1.shape().last().map_or(0, |n| n.div_ceil(*chunk)))
                 } else {
                     "stores: element by element (the destination's fastest mode is strided)".into()
                 });

@@ -327,6 +327,40 @@ fn random_layouts_of_rank_2_to_5_convert_exactly() {
 }
 
 #[test]
+fn elementwise_rows_on_the_16_byte_grid_and_off_it_convert_every_element() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(45);
+    // Destination rows that all start on the 16-byte grid launch without the phase chunk; the
+    // same copies at a destination offset off the grid keep it. Every element is checked.
+    let heads = rm(&[2, 4, 33, 128]).permute(&[0, 2, 1, 3]).unwrap();
+    for dst_offset in [0, 16, 1, 5] {
+        let p = check::<f16, F8E4M3>(
+            &stream,
+            Side::packed(heads),
+            Side::placed(dst_offset, rm(&[2, 33, 4, 128]), 3),
+            &Convert::new().scale(2.0),
+            &mut r,
+        );
+        assert!(matches!(p.route, ConvertRoute::Elementwise { .. }), "{p}");
+        // rows of 32 f32 (128 bytes) at a row pitch of 36 (144 bytes): on the grid at offset 0 and 4
+        let src = Side::placed(3, rm(&[5, 7, 32]).permute(&[1, 0, 2]).unwrap(), 1);
+        let dst = Side::placed(
+            dst_offset,
+            Layout::new(&[7, 5, 32], &[5 * 36, 36, 1]).unwrap(),
+            2,
+        );
+        check::<f16, f32>(&stream, src, dst, &Convert::new(), &mut r);
+        check::<u8, f32>(
+            &stream,
+            Side::packed(rm(&[3, 64])),
+            Side::placed(dst_offset, rm(&[3, 64]), 0),
+            &Convert::new(),
+            &mut r,
+        );
+    }
+}
+
+#[test]
 fn tile_route_moves_whole_vectors_at_every_offset_pitch_and_span_edge() {
     let Some(stream) = gpu() else { return };
     let mut r = rng(44);

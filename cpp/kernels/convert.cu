@@ -669,12 +669,21 @@ void run(ConvertDesc const& d) {
   if (d.kind == ConvertKind::Elementwise) {
     ElemParams p{};
     p.d = d;
-    p.per_row = FastDivmodU64(static_cast<std::uint64_t>(d.chunks_per_row));
+    // The planned chunks per row leave room for a row's destination phase (up to 16 / DW - 1
+    // elements before the row's first 16-byte boundary). When every destination row starts on
+    // the 16-byte grid (the base and every outer stride in whole vectors) the phase is 0 for all
+    // rows, and that room is an idle chunk per row: launch ceil(n / chunk) per row instead.
+    int const last = static_cast<int>(d.rank) - 1;
+    bool aligned_rows = d.dst_stride[last] == 1 && d.dst % 16 == 0;
+    for (int m = 0; m < last; ++m) aligned_rows = aligned_rows && (d.dst_stride[m] * DW) % 16 == 0;
+    std::int64_t const per_row = aligned_rows ? (d.shape[last] + d.chunk - 1) / d.chunk : d.chunks_per_row;
+    p.per_row = FastDivmodU64(static_cast<std::uint64_t>(per_row));
     for (std::uint32_t i = 0; i + 1 < d.rank; ++i) p.outer[i] = FastDivmodU64(static_cast<std::uint64_t>(d.shape[d.rank - 2 - i]));
     p.chan_div = chan_div;
     p.chan_n = chan_n;
-    p.chunks = static_cast<std::uint64_t>(d.rows) * static_cast<std::uint64_t>(d.chunks_per_row);
-    convert_elementwise<SW, DW><<<static_cast<unsigned>(d.blocks), kThreads, 0, stream>>>(p);
+    p.chunks = static_cast<std::uint64_t>(d.rows) * static_cast<std::uint64_t>(per_row);
+    std::int64_t const blocks = static_cast<std::int64_t>((p.chunks + kThreads * kUnroll - 1) / (kThreads * kUnroll));
+    convert_elementwise<SW, DW><<<static_cast<unsigned>(std::min<std::int64_t>(blocks, d.blocks)), kThreads, 0, stream>>>(p);
     check_launch("convert_elementwise");
   } else {
     TileParams p{};
