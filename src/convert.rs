@@ -383,7 +383,7 @@ impl ConvertPlan {
                 .min_by_key(|&m| (st[m], std::cmp::Reverse(m)))
                 .unwrap_or(0)
         };
-        let (mode_a, mode_b) = (fastest(&ss), r - 1);
+        let (mode_a, mode_b) = (fastest(ss), r - 1);
         let route = if mode_a == mode_b || r == 1 {
             let (sw, dw) = (src_dtype.size_bytes(), dst_dtype.size_bytes());
             let chunk = 32 / sw.min(dw);

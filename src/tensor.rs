@@ -70,12 +70,15 @@ type PlanKey = (
 /// visible share of the call) reuses it instead of coalescing and routing again.
 const KEPT_PLANS: usize = 4;
 
+/// One kept plan and its key.
+type Kept = (PlanKey, TensorPlan);
+
 /// [`TensorPlan::for_device`] of `key`, from this thread's last [`KEPT_PLANS`] plans when one
 /// has the same key.
 fn kept_plan(key: PlanKey) -> Result<TensorPlan> {
     use std::cell::RefCell;
     thread_local! {
-        static KEPT: RefCell<(usize, [Option<(PlanKey, TensorPlan)>; KEPT_PLANS])> =
+        static KEPT: RefCell<(usize, [Option<Kept>; KEPT_PLANS])> =
             const { RefCell::new((0, [const { None }; KEPT_PLANS])) };
     }
     let found = KEPT.with_borrow(|(_, kept)| {
