@@ -345,7 +345,7 @@ fn run_raw(
         }
         Some(_) => crate::launch::copy(&plan, ss, ds, stream, Kernel::Menu)?,
         None => {
-            check_contexts(&s, &d, stream)?;
+            check_contexts(s.ctx, d.ctx, stream)?;
             crate::launch::copy(&plan, ss, ds, stream, Kernel::Menu)?
         }
     }
@@ -377,8 +377,7 @@ fn pinned<T: Element>(
     let (sg, dg) = (src.geometry()?, dst.geometry()?);
     let e = plan.dtype.size_bytes();
     let Some(route) = &plan.peer else {
-        check_context("source", src.context(), stream)?;
-        check_context("destination", dst.context(), stream)?;
+        check_contexts(src.context(), dst.context(), stream)?;
         let src_pin = src.pin(stream);
         let dst_pin = dst.pin(stream);
         let (s, d) = (sg.span_at(src_pin.addr, e)?, dg.span_at(dst_pin.addr, e)?);
@@ -397,7 +396,12 @@ fn pinned<T: Element>(
     }
 }
 
-fn check_contexts(src: &Side, dst: &Side, stream: &Arc<CudaStream>) -> Result<()> {
-    check_context("source", src.ctx, stream)?;
-    check_context("destination", dst.ctx, stream)
+/// Both views' buffers belong to the stream's context (the one check, [`check_context`], per side).
+fn check_contexts(
+    src: &Arc<CudaContext>,
+    dst: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    check_context("source", src, stream)?;
+    check_context("destination", dst, stream)
 }
