@@ -216,7 +216,9 @@ void launch_tensor(TensorDesc const& t) {
     require(tb % v == 0 && ta * tb * w + pad <= c.smem_bytes, "narrow load: tile does not fit the stage");
     require(t.src_stride[t.mode_a] == 1 && t.src_stride[t.mode_b] == ta, "narrow load: source tile is not one run");
   } else if (tiled) {
-    require(ta == c.tile_n && tb == c.tile_m, "tile is not the compiled one");
+    // realigned loads: one vector narrower than the stage (transpose.cu, realigned_load)
+    std::int64_t const want_a = t.load == Access::Realigned ? c.tile_n - v : c.tile_n;
+    require(ta == want_a && tb == c.tile_m, "tile is not the compiled one");
   }
   // 16-byte accesses: unit stride along the access, every other stride a whole number of vectors.
   // Realigned ones need the unit stride only. (A narrow tile stores one run: the stride of mode a

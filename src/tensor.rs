@@ -513,7 +513,9 @@ mod tests {
                 "{dtype}"
             );
             // every tile element has one place in shared memory
-            let mut seen = vec![false; t.tile.0 * t.tile.1];
+            let (cols, rows) = t.stage_extent();
+            assert!(t.tile.0 <= cols && t.tile.1 <= rows, "{p}");
+            let mut seen = vec![false; cols * rows];
             for r in 0..t.tile.1 {
                 for c in 0..t.tile.0 {
                     let o = t.smem_offset(r, c);

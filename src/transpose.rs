@@ -320,6 +320,10 @@ pub(crate) fn transpose_tile(
             let n = eb.div_ceil(rows);
             (ta, eb.div_ceil(n))
         }
+        // A realigned row is what 16 lanes' aligned vectors hold at any misalignment: 256 bytes
+        // of the 16-byte grid cover 240 bytes of the row, so the tile is one vector narrower than
+        // the stage and no lane loads a 17th vector (which took 32 registers a thread).
+        _ if load == Access::Realigned => (ta_sq - v, tb_sq),
         _ => (ta_sq, tb_sq),
     };
     let tiles_a = cs.shape()[a].div_ceil(ta);
@@ -380,7 +384,9 @@ pub fn swizzle(offset: usize, (b, m, s): (u32, u32, u32)) -> usize {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadWork {
     /// The 16-byte vectors it loads (and writes to shared memory): `(row, first column)`, each
-    /// `16 / width` columns wide, from CuTe's partition of the load TiledCopy.
+    /// `16 / width` columns wide, from CuTe's partition of the load TiledCopy (realigned: the
+    /// aligned vectors of the 16-byte grid under the row, the last of a row past the tile's
+    /// columns, feeding only its neighbour's shift).
     pub loads: Vec<(usize, usize)>,
     /// What it stores: for a transpose, `(first row, first column, rows, columns)` blocks it reads
     /// transposed from shared memory and stores as 16-byte vectors along the rows; for a rows
@@ -392,8 +398,18 @@ impl TransposeTile {
     /// Element offset in the shared-memory tile of tile element (row, col): CuTe's
     /// `composition(Swizzle<B,M,S>, (TB,TA):(TA,1))`, or row-major for the narrow tile.
     pub fn smem_offset(&self, row: usize, col: usize) -> usize {
-        let plain = row * self.tile.0 + col;
+        let plain = row * self.stage_extent().0 + col;
         self.swizzle.map_or(plain, |sw| swizzle(plain, sw))
+    }
+
+    /// The shared-memory stage's extent (columns along `mode_a`, rows along `mode_b`): the
+    /// configured square tile for the swizzled stage (of which a realigned tile uses `tile.0`
+    /// columns), the tile itself otherwise.
+    pub fn stage_extent(&self) -> (usize, usize) {
+        match self.swizzle {
+            Some(_) => (self.config.tile.1, self.config.tile.0),
+            None => self.tile,
+        }
     }
 
     /// The CuTe TiledCopy that partitions the tile for the loads (threads (16,16), one 16-byte
@@ -597,15 +613,22 @@ impl TransposeTile {
         let coords = spec.thread_coords(t)?;
         let loads: Vec<(usize, usize)> = coords.chunks(v).map(|c| c[0]).collect();
         let stores = match self.kind {
-            TileKind::Rows => loads.iter().map(|&(r, c)| (r, c, 1, v)).collect(),
+            TileKind::Rows => loads
+                .iter()
+                .filter(|&&(_, c)| c < self.tile.0)
+                .map(|&(r, c)| (r, c, 1, v))
+                .collect(),
             _ => {
+                // the kernel's units over the whole stage; those past the tile's columns idle
                 let p = (4 / w).max(1);
-                let (ng, nw) = (self.tile.1 / v, self.tile.0 / p);
+                let (cols, rows) = self.stage_extent();
+                let (ng, nw) = (rows / v, cols / p);
                 (0..ng * nw / self.config.threads)
                     .map(|k| {
                         let (grp, wc) = Self::unit_of(k * self.config.threads + t, ng);
                         (grp * v, wc * p, v, p)
                     })
+                    .filter(|&(_, c, _, _)| c < self.tile.0)
                     .collect()
             }
         };

@@ -311,12 +311,14 @@ struct Kernel {
     }
   }
 
-  // Realigned load of a (TB, TA) tile whose rows start at any byte offset. Thread (r0, n) =
+  // Realigned load of a tile whose rows start at any byte offset. Thread (r0, n) =
   // (tid / 16, tid % 16) of the load TiledCopy's (16,16):(16,1) thread layout owns aligned vector
-  // n of the 16-byte grid under rows r0 + 16 i; the 16 lanes of a row pass theirs to the lane before
-  // (shfl), lane 15 also loads the row's 17th, so each lane holds the pair that covers its tile
-  // vector, funnel-shifts it into place and stores it whole at its swizzled offset. The rows of a
-  // thread are 16 rows apart, a whole number of vectors: one misalignment m for all of them.
+  // n of the 16-byte grid under rows r0 + 16 i. The 16 aligned vectors of a row hold 256 bytes of
+  // the grid, and so the first 240 bytes of the row at any misalignment: a realigned tile is
+  // TA - V elements wide (the planner's tile_a), so that no lane loads a 17th vector. Lanes 0..14
+  // take the next lane's vector (shfl), funnel-shift the pair into tile vector n and store it
+  // whole at its swizzled offset; lane 15's vector only feeds lane 14. The rows of a thread are 16
+  // rows apart, a whole number of vectors: one misalignment m for all of them.
   static __noinline__ __device__ void realigned_load(std::uint8_t* smem, std::uint8_t const* s, std::int64_t sb,
                                                      std::int64_t ea, std::int64_t eb, std::uint8_t const* lo,
                                                      std::uint8_t const* hi) {
@@ -324,24 +326,19 @@ struct Kernel {
     constexpr int kRows = TB / 16;
     int const n = threadIdx.x % 16, r0 = threadIdx.x / 16;
     int const m = grid_offset(s + r0 * sb * Width);
-    uint4 v[kRows], x[kRows];
+    uint4 v[kRows];
     CUTE_UNROLL
     for (int i = 0; i < kRows; ++i) {
       int const r = r0 + 16 * i;
       std::uint8_t const* row = s + r * sb * Width;
-      std::uint8_t const* end = row + ea * Width;
-      bool const in = r < eb;
       v[i] = make_uint4(0, 0, 0, 0);
-      x[i] = make_uint4(0, 0, 0, 0);
-      if (in) window_load<Width>(v[i], row - m + 16 * n, row, end, lo, hi);
-      if (in && n == 15 && m != 0) window_load<Width>(x[i], row - m + 256, row, end, lo, hi);
+      if (r < eb) window_load<Width>(v[i], row - m + 16 * n, row, row + ea * Width, lo, hi);
     }
     CUTE_UNROLL
     for (int i = 0; i < kRows; ++i) {
-      uint4 next = shfl_down16(v[i]);
-      if (n == 15) next = x[i];
+      uint4 const next = shfl_down16(v[i]);
       int const r = r0 + 16 * i;
-      if (r < eb) *reinterpret_cast<uint4*>(smem + sl(r, n * V) * Width) = realign(v[i], next, m);
+      if (r < eb && n < 15) *reinterpret_cast<uint4*>(smem + sl(r, n * V) * Width) = realign(v[i], next, m);
     }
   }
 

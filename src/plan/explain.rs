@@ -453,7 +453,7 @@ impl TensorPlan {
                 if let Some((b, m, s)) = t.swizzle {
                     v.push(format!(
                         "shared memory: composition(Swizzle<{b},{m},{s}>, ({},{}):({},1)): 16-byte chunks XOR-ed with the row group, so the transposed 32-bit reads of a warp (8 row groups x 4 word columns) hit 32 different banks",
-                        t.tile.1, t.tile.0, t.tile.0
+                        t.stage_extent().1, t.stage_extent().0, t.stage_extent().0
                     ));
                 }
                 for (side, access) in [("loads", t.load), ("stores", t.store)] {
@@ -538,7 +538,7 @@ fn access_reason(side: &str, access: Access, kind: TileKind) -> String {
         Access::Realigned => format!(
             "{side}: realigned 16-byte vectors (the offset or a stride is not a multiple of 16 bytes): {}; only a row's first and last partial vectors go element by element",
             match (side, kind) {
-                ("loads", TileKind::Transpose | TileKind::Rows) => "each row's aligned vectors are loaded whole, passed to the neighbouring lane (shfl) and funnel-shifted into the swizzled tile",
+                ("loads", TileKind::Transpose | TileKind::Rows) => "the 16 aligned vectors under each tile row (256 bytes of the grid) are loaded whole, passed to the neighbouring lane (shfl) and funnel-shifted into the swizzled tile; they hold 240 bytes of the row at any misalignment, so the tile is one vector narrower than the stage",
                 ("loads", _) => "each row or run is staged as the 16-byte grid holds it, its elements read back at their byte offset",
                 (_, TileKind::Transpose) => "each destination column's aligned vectors are gathered from the tile at its own row offset",
                 (_, TileKind::Rows) => "each destination row's aligned vectors are funnel-shifted from two neighbouring tile chunks",
