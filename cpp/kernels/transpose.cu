@@ -296,10 +296,11 @@ struct Kernel {
   }
 
   // Kind transpose, a unit whose V rows from r0 are cut by the tile edge (or no 16-byte stores):
-  // column by column, row by row, straight from shared memory.
+  // column by column, row by row, straight from shared memory. Rows staged on the grid
+  // (grid_load) hold element c at column c + grid_shift(r); m0 = mstep = 0 otherwise.
   static __noinline__ __device__ void edge_store_columns(std::uint8_t const* smem, std::uint8_t* d, std::int64_t da,
                                                          std::int64_t db, std::int64_t ea, std::int64_t eb, int r0,
-                                                         int wc) {
+                                                         int wc, int m0, int mstep) {
     auto const sl = typename T::SmemLayout{};
 #pragma unroll 1
     for (int p = 0; p < P; ++p) {
@@ -307,8 +308,45 @@ struct Kernel {
       if (c >= ea) break;
 #pragma unroll 1
       for (int r = cute::max(r0, 0); r < r0 + V && r < eb; ++r)
-        st_elem<E>(d + (c * da + r * db) * Width, ld_elem<E>(smem + sl(r, c) * Width));
+        st_elem<E>(d + (c * da + r * db) * Width, ld_elem<E>(smem + sl(r, c + grid_shift(m0, mstep, r)) * Width));
     }
+  }
+
+  // The column of stage row r that holds the row's element 0 when rows are staged as the 16-byte
+  // grid holds them: row r of the source starts (m0 + r * mstep) mod 16 bytes into the grid.
+  static CUTE_DEVICE int grid_shift(int m0, int mstep, int r) { return ((m0 + r * mstep) & 15) / Width; }
+
+  // Realigned load of kind transpose for 4- and 8-byte elements, through cp.async (CuTe's
+  // SM80_CP_ASYNC_CACHEGLOBAL atom): the aligned vectors under each tile row go to shared memory
+  // as the 16-byte grid holds them, grid vector n of row r at the swizzled place of tile vector n,
+  // and the transposed read finds element c of row r at column c + grid_shift(r) (whole words:
+  // the shift is whole elements of 4 or 8 bytes). No registers, shuffles or shifts on the way in.
+  // Thread (r0, n) as in realigned_load; the 16 grid vectors of a row hold the tile's 240 bytes.
+  // A vector that reaches outside the source span (the copy's first and last) is built from the
+  // row's elements in it; vectors that hold none of the row are not staged (never read).
+  static __noinline__ __device__ void grid_load(std::uint8_t* smem, std::uint8_t const* s, std::int64_t sb,
+                                                std::int64_t ea, std::int64_t eb, std::uint8_t const* lo,
+                                                std::uint8_t const* hi) {
+    auto const sl = typename T::SmemLayout{};
+    constexpr int kRows = TB / 16;
+    int const n = threadIdx.x % 16, r0 = threadIdx.x / 16;
+    int const m = grid_offset(s + r0 * sb * Width);
+    CUTE_UNROLL
+    for (int i = 0; i < kRows; ++i) {
+      int const r = r0 + 16 * i;
+      std::uint8_t const* row = s + r * sb * Width;
+      std::uint8_t const* end = row + ea * Width;
+      std::uint8_t const* x = row - m + 16 * n;
+      auto* to = reinterpret_cast<uint128_t*>(smem + sl(r, n * V) * Width);
+      if (r < eb && x + 16 > row && x < end) {
+        if (x >= lo && x + 16 <= hi)
+          SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(x), *to);
+        else
+          *reinterpret_cast<uint4*>(to) = vector_pieces<Width>(x, row, end);
+      }
+    }
+    cp_async_fence();
+    cp_async_wait<0>();
   }
 
   // Realigned load of a tile whose rows start at any byte offset. Thread (r0, n) =
@@ -439,11 +477,16 @@ struct Kernel {
     Tensor frag = make_tensor<E>(shape(tc));  // (V, 8, 1) registers
     bool const full = ea == TA && eb == TB;
     bool const vec_load = g.load == kVector, vec_store = g.store == kVector;
+    // Rows staged as the 16-byte grid holds them (grid_load): their misalignment, row by row.
+    bool const grid = Realign && Width >= 4 && g.kind == kTranspose && g.load == kRealigned;
+    int const m0 = grid ? grid_offset(s) : 0, mstep = grid ? static_cast<int>((sb * Width) & 15) : 0;
     if (full && vec_load) {
       Tensor gS = make_tensor(make_gmem_ptr(reinterpret_cast<E const*>(s)),
                               make_layout(Shape<Int<TB>, Int<TA>>{}, make_stride(sb, _1{})));
       copy(tiled_copy, thr.partition_S(gS), frag);
       copy(tiled_copy, frag, tsT);  // 16-byte st.shared at the swizzled offsets
+    } else if (grid) {
+      grid_load(smem, s, sb, ea, eb, g.src, g.src_end);
     } else if (Realign && g.load == kRealigned) {
       realigned_load(smem, s, sb, ea, eb, g.src, g.src_end);
     } else {
@@ -483,6 +526,7 @@ struct Kernel {
         int const rest = u / 32;
         int const grp = (rest % (NG / 8)) * 8 + u % 8;
         int const wc = (rest / (NG / 8)) * 4 + (u / 8) % 4;
+        if (wc * P >= ea) continue;  // no column of this unit in the tile (a realigned tile's last vector)
         int r0 = grp * V;
         if (realigned) {
           if (!uniform) {
@@ -491,16 +535,17 @@ struct Kernel {
           }
           int const shift = grid_offset(d + std::int64_t(wc) * P * da * Width) / Width;
           r0 -= shift;
-          if (grp == 0 && shift > 0) edge_store_columns(smem, d, da, db, ea, eb, TB - shift, wc);  // the cut last vector
+          if (grp == 0 && shift > 0)
+            edge_store_columns(smem, d, da, db, ea, eb, TB - shift, wc, m0, mstep);  // the cut last vector
         }
         if (!((vec_store || uniform) && r0 >= 0 && r0 + V <= eb)) {
-          edge_store_columns(smem, d, da, db, ea, eb, r0, wc);
+          edge_store_columns(smem, d, da, db, ea, eb, r0, wc, m0, mstep);
           continue;
         }
         Word w[V];
         CUTE_UNROLL
         for (int j = 0; j < V; ++j)
-          w[j] = *reinterpret_cast<Word const*>(smem + sl(r0 + j, wc * P) * Width);
+          w[j] = *reinterpret_cast<Word const*>(smem + sl(r0 + j, wc * P + grid_shift(m0, mstep, r0 + j)) * Width);
         // out[p]: the V elements (rows grp*V .. +V) of column a = wc * P + p, as four 32-bit words.
         unsigned out[P][4];
         if constexpr (Width == 8) {

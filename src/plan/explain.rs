@@ -457,7 +457,7 @@ impl TensorPlan {
                     ));
                 }
                 for (side, access) in [("loads", t.load), ("stores", t.store)] {
-                    v.push(access_reason(side, access, t.kind));
+                    v.push(access_reason(side, access, t.kind, e));
                 }
                 v.push(if t.tiles.2 <= crate::plan::DIVMOD_MAX_DIVIDEND {
                     format!(
@@ -532,12 +532,13 @@ impl fmt::Display for BatchPlan {
 }
 
 /// Why one side of a transpose-family tile moves what it moves.
-fn access_reason(side: &str, access: Access, kind: TileKind) -> String {
+fn access_reason(side: &str, access: Access, kind: TileKind, e: usize) -> String {
     match access {
         Access::Vector => format!("{side}: 16-byte vectors (unit stride along the access, the offset and the other strides multiples of 16 bytes)"),
         Access::Realigned => format!(
             "{side}: realigned 16-byte vectors (the offset or a stride is not a multiple of 16 bytes): {}; only a row's first and last partial vectors go element by element",
             match (side, kind) {
+                ("loads", TileKind::Transpose) if e >= 4 => "the 16 aligned vectors under each tile row (256 bytes of the grid) go to the swizzled stage as the grid holds them, by cp.async (CuTe's SM80_CP_ASYNC_CACHEGLOBAL atom: no registers on the way), and the transposed read takes element c of row r from column c + (row r's misalignment) / width, whole words; they hold 240 bytes of the row at any misalignment, so the tile is one vector narrower than the stage",
                 ("loads", TileKind::Transpose | TileKind::Rows) => "the 16 aligned vectors under each tile row (256 bytes of the grid) are loaded whole, passed to the neighbouring lane (shfl) and funnel-shifted into the swizzled tile; they hold 240 bytes of the row at any misalignment, so the tile is one vector narrower than the stage",
                 ("loads", _) => "each row or run is staged as the 16-byte grid holds it, its elements read back at their byte offset",
                 (_, TileKind::Transpose) => "each destination column's aligned vectors are gathered from the tile at its own row offset",
