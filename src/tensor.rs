@@ -413,6 +413,51 @@ mod tests {
     }
 
     #[test]
+    fn realigned_square_tiles_are_what_sixteen_aligned_vectors_hold_at_any_misalignment() {
+        for dtype in [DType::U8, DType::F16, DType::F32, DType::F64] {
+            let w = dtype.size_bytes();
+            let v = 16 / w;
+            // odd pitches on the source (realigned loads) and on both sides; aligned for reference
+            for (rows, cols) in [(10000, 7001), (9001, 5003), (4096, 4096), (577, 96)] {
+                let src = rm(&[rows, cols]).permute(&[1, 0]).unwrap();
+                let p = plan(dtype, src, rm(&[cols, rows]));
+                let TensorRoute::Transpose(t) = &p.route else {
+                    panic!("{p}")
+                };
+                if t.kind != TileKind::Transpose {
+                    continue;
+                }
+                let (stage_cols, stage_rows) = t.stage_extent();
+                assert_eq!(stage_rows, t.tile.1, "{p}");
+                if t.load == Access::Realigned {
+                    // one vector narrower than the stage ...
+                    assert_eq!(t.tile.0, stage_cols - v, "{p}");
+                    // ... so that a row's bytes fit in the 16 aligned vectors under it wherever
+                    // it starts on the 16-byte grid
+                    for m in (0..16).step_by(w) {
+                        assert!(m + t.tile.0 * w <= 16 * 16, "{dtype} m={m}: {p}");
+                    }
+                    assert!(
+                        p.to_string().contains("one vector narrower than the stage"),
+                        "{p}"
+                    );
+                } else {
+                    assert_eq!(t.tile.0, stage_cols, "{p}");
+                }
+                // the stores cover exactly the tile's columns
+                let mut cols_stored = std::collections::BTreeSet::new();
+                for th in 0..t.config.threads {
+                    for (_, c0, _, nc) in t.thread_work(dtype, th).unwrap().stores {
+                        cols_stored.extend(c0..c0 + nc);
+                    }
+                }
+                assert_eq!(cols_stored.len(), t.tile.0, "{p}");
+                assert_eq!(cols_stored.last(), Some(&(t.tile.0 - 1)), "{p}");
+            }
+        }
+    }
+
+    #[test]
     fn small_items_share_a_tile_and_head_dims_fill_a_rows_tile_in_registers() {
         let p = plan(
             DType::F32,
