@@ -297,7 +297,7 @@ struct Kernel {
 
   // Kind transpose, a unit whose V rows from r0 are cut by the tile edge (or no 16-byte stores):
   // column by column, row by row, straight from shared memory. Rows staged on the grid
-  // (grid_load) hold element c at column c + grid_shift(r); m0 = mstep = 0 otherwise.
+  // (realigned_load<true>) hold element c at column c + grid_shift(r); m0 = mstep = 0 otherwise.
   static __noinline__ __device__ void edge_store_columns(std::uint8_t const* smem, std::uint8_t* d, std::int64_t da,
                                                          std::int64_t db, std::int64_t ea, std::int64_t eb, int r0,
                                                          int wc, int m0, int mstep) {
@@ -316,47 +316,23 @@ struct Kernel {
   // grid holds them: row r of the source starts (m0 + r * mstep) mod 16 bytes into the grid.
   static CUTE_DEVICE int grid_shift(int m0, int mstep, int r) { return ((m0 + r * mstep) & 15) / Width; }
 
-  // Realigned load of kind transpose for 4- and 8-byte elements, through cp.async (CuTe's
-  // SM80_CP_ASYNC_CACHEGLOBAL atom): the aligned vectors under each tile row go to shared memory
-  // as the 16-byte grid holds them, grid vector n of row r at the swizzled place of tile vector n,
-  // and the transposed read finds element c of row r at column c + grid_shift(r) (whole words:
-  // the shift is whole elements of 4 or 8 bytes). No registers, shuffles or shifts on the way in.
-  // Thread (r0, n) as in realigned_load; the 16 grid vectors of a row hold the tile's 240 bytes.
-  // A vector that reaches outside the source span (the copy's first and last) is built from the
-  // row's elements in it; vectors that hold none of the row are not staged (never read).
-  static __noinline__ __device__ void grid_load(std::uint8_t* smem, std::uint8_t const* s, std::int64_t sb,
-                                                std::int64_t ea, std::int64_t eb, std::uint8_t const* lo,
-                                                std::uint8_t const* hi) {
-    auto const sl = typename T::SmemLayout{};
-    constexpr int kRows = TB / 16;
-    int const n = threadIdx.x % 16, r0 = threadIdx.x / 16;
-    int const m = grid_offset(s + r0 * sb * Width);
-    CUTE_UNROLL
-    for (int i = 0; i < kRows; ++i) {
-      int const r = r0 + 16 * i;
-      std::uint8_t const* row = s + r * sb * Width;
-      std::uint8_t const* end = row + ea * Width;
-      std::uint8_t const* x = row - m + 16 * n;
-      auto* to = reinterpret_cast<uint128_t*>(smem + sl(r, n * V) * Width);
-      if (r < eb && x + 16 > row && x < end) {
-        if (x >= lo && x + 16 <= hi)
-          SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(x), *to);
-        else
-          *reinterpret_cast<uint4*>(to) = vector_pieces<Width>(x, row, end);
-      }
-    }
-    cp_async_fence();
-    cp_async_wait<0>();
-  }
-
   // Realigned load of a tile whose rows start at any byte offset. Thread (r0, n) =
   // (tid / 16, tid % 16) of the load TiledCopy's (16,16):(16,1) thread layout owns aligned vector
   // n of the 16-byte grid under rows r0 + 16 i. The 16 aligned vectors of a row hold 256 bytes of
   // the grid, and so the first 240 bytes of the row at any misalignment: a realigned tile is
-  // TA - V elements wide (the planner's tile_a), so that no lane loads a 17th vector. Lanes 0..14
-  // take the next lane's vector (shfl), funnel-shift the pair into tile vector n and store it
-  // whole at its swizzled offset; lane 15's vector only feeds lane 14. The rows of a thread are 16
-  // rows apart, a whole number of vectors: one misalignment m for all of them.
+  // TA - V elements wide (the planner's tile_a), so that no lane loads a 17th vector. The rows of
+  // a thread are 16 rows apart, a whole number of vectors: one misalignment m for all of them.
+  // Two ways to the stage:
+  //  - OnGrid (kind transpose, 4- and 8-byte elements): by cp.async (CuTe's
+  //    SM80_CP_ASYNC_CACHEGLOBAL atom), grid vector n of row r at the swizzled place of tile
+  //    vector n, as the grid holds it; the transposed read finds element c of row r at column
+  //    c + grid_shift(r) (whole words: the shift is whole elements of 4 or 8 bytes). No registers,
+  //    shuffles or shifts on the way in. A vector that reaches outside the source span (the copy's
+  //    first and last) is built from the row's elements in it; vectors that hold none of the row
+  //    are not staged (never read).
+  //  - in registers: lanes 0..14 take the next lane's vector (shfl), funnel-shift the pair into
+  //    tile vector n and store it whole at its swizzled offset; lane 15's vector only feeds lane 14.
+  template <bool OnGrid>
   static __noinline__ __device__ void realigned_load(std::uint8_t* smem, std::uint8_t const* s, std::int64_t sb,
                                                      std::int64_t ea, std::int64_t eb, std::uint8_t const* lo,
                                                      std::uint8_t const* hi) {
@@ -369,14 +345,31 @@ struct Kernel {
     for (int i = 0; i < kRows; ++i) {
       int const r = r0 + 16 * i;
       std::uint8_t const* row = s + r * sb * Width;
-      v[i] = make_uint4(0, 0, 0, 0);
-      if (r < eb) window_load<Width>(v[i], row - m + 16 * n, row, row + ea * Width, lo, hi);
+      std::uint8_t const* end = row + ea * Width;
+      std::uint8_t const* x = row - m + 16 * n;
+      if constexpr (OnGrid) {
+        auto* to = reinterpret_cast<uint128_t*>(smem + sl(r, n * V) * Width);
+        if (r < eb && x + 16 > row && x < end) {
+          if (x >= lo && x + 16 <= hi)
+            SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(x), *to);
+          else
+            *reinterpret_cast<uint4*>(to) = vector_pieces<Width>(x, row, end);
+        }
+      } else {
+        v[i] = make_uint4(0, 0, 0, 0);
+        if (r < eb) window_load<Width>(v[i], x, row, end, lo, hi);
+      }
     }
-    CUTE_UNROLL
-    for (int i = 0; i < kRows; ++i) {
-      uint4 const next = shfl_down16(v[i]);
-      int const r = r0 + 16 * i;
-      if (r < eb && n < 15) *reinterpret_cast<uint4*>(smem + sl(r, n * V) * Width) = realign(v[i], next, m);
+    if constexpr (!OnGrid) {
+      CUTE_UNROLL
+      for (int i = 0; i < kRows; ++i) {
+        uint4 const next = shfl_down16(v[i]);
+        int const r = r0 + 16 * i;
+        if (r < eb && n < 15) *reinterpret_cast<uint4*>(smem + sl(r, n * V) * Width) = realign(v[i], next, m);
+      }
+    } else {
+      cp_async_fence();
+      cp_async_wait<0>();
     }
   }
 
@@ -477,7 +470,7 @@ struct Kernel {
     Tensor frag = make_tensor<E>(shape(tc));  // (V, 8, 1) registers
     bool const full = ea == TA && eb == TB;
     bool const vec_load = g.load == kVector, vec_store = g.store == kVector;
-    // Rows staged as the 16-byte grid holds them (grid_load): their misalignment, row by row.
+    // Rows staged as the 16-byte grid holds them (realigned_load<true>): their misalignment.
     bool const grid = Realign && Width >= 4 && g.kind == kTranspose && g.load == kRealigned;
     int const m0 = grid ? grid_offset(s) : 0, mstep = grid ? static_cast<int>((sb * Width) & 15) : 0;
     if (full && vec_load) {
@@ -486,9 +479,9 @@ struct Kernel {
       copy(tiled_copy, thr.partition_S(gS), frag);
       copy(tiled_copy, frag, tsT);  // 16-byte st.shared at the swizzled offsets
     } else if (grid) {
-      grid_load(smem, s, sb, ea, eb, g.src, g.src_end);
+      realigned_load<true>(smem, s, sb, ea, eb, g.src, g.src_end);
     } else if (Realign && g.load == kRealigned) {
-      realigned_load(smem, s, sb, ea, eb, g.src, g.src_end);
+      realigned_load<false>(smem, s, sb, ea, eb, g.src, g.src_end);
     } else {
       edge_load(smem, s, sa, sb, vec_load, ea, eb);
     }
