@@ -220,6 +220,25 @@ CUTE_DEVICE uint4 shfl_up16(uint4 v) {
   return make_uint4(__shfl_up_sync(0xffffffffu, v.x, 1, 16), __shfl_up_sync(0xffffffffu, v.y, 1, 16),
                     __shfl_up_sync(0xffffffffu, v.z, 1, 16), __shfl_up_sync(0xffffffffu, v.w, 1, 16));
 }
+// Lane l - 1's vector within each group of 8 lanes, among the lanes of `mask` only.
+CUTE_DEVICE uint4 shfl_up8(unsigned mask, uint4 v) {
+  return make_uint4(__shfl_up_sync(mask, v.x, 1, 8), __shfl_up_sync(mask, v.y, 1, 8), __shfl_up_sync(mask, v.z, 1, 8),
+                    __shfl_up_sync(mask, v.w, 1, 8));
+}
+
+// realign() for an m that differs between the lanes of a warp: the whole-word part of the shift
+// by two rounds of selects instead of a four-way branch.
+CUTE_DEVICE uint4 realign_per_lane(uint4 const& a0, uint4 const& a1, int m) {
+  unsigned const w[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+  unsigned y[7], z[5];
+  CUTE_UNROLL
+  for (int i = 0; i < 7; ++i) y[i] = (m & 4) ? w[i + 1] : w[i];
+  CUTE_UNROLL
+  for (int i = 0; i < 5; ++i) z[i] = (m & 8) ? y[i + 2] : y[i];  // z[i] = w[i + m / 4]
+  unsigned const shift = 8u * (m & 3);
+  return make_uint4(__funnelshift_r(z[0], z[1], shift), __funnelshift_r(z[1], z[2], shift),
+                    __funnelshift_r(z[2], z[3], shift), __funnelshift_r(z[3], z[4], shift));
+}
 
 // Four words of one byte column each -> four words of one byte row each (a 4 x 4 byte transpose).
 CUTE_DEVICE void transpose4x4(unsigned const (&w)[4], unsigned (&o)[4]) {
@@ -396,57 +415,90 @@ struct Kernel {
     }
   }
 
-  // Kind transpose, realigned store of unit (grp, wc) when the P columns of its word start at
-  // different misalignments: destination column c starts m_c bytes into the 16-byte grid,
-  // g = m_c / Width rows before its first aligned vector. For each of its P columns the unit reads
-  // the V words of rows [grp V - g, grp V - g + V) (rows a constant apart across the warp's 8 row
-  // groups: the swizzle keeps them in 8 different chunks), keeps that column's element of each
-  // (byte permutes) and stores the aligned vector. The cut vectors at the tile's ends go element
-  // by element, the last one by group 0.
-  static __noinline__ __device__ void realigned_store_unit(std::uint8_t const* smem, std::uint8_t* d, std::int64_t da,
-                                                           std::int64_t ea, std::int64_t eb, int grp, int wc) {
+  // The transposed read of unit (rows r0 .. r0 + V, word column wc): out[p] holds the V elements
+  // of column wc * P + p as four 32-bit words (prmt for 1- and 2-byte elements). Rows staged on
+  // the grid (realigned_load<true>) hold element c at column c + grid_shift(r).
+  static CUTE_DEVICE void transposed_read(std::uint8_t const* smem, int r0, int wc, int m0, int mstep,
+                                          unsigned (&out)[P][4]) {
     auto const sl = typename T::SmemLayout{};
     using Word = typename T::Word;
+    Word w[V];
+    CUTE_UNROLL
+    for (int j = 0; j < V; ++j)
+      w[j] = *reinterpret_cast<Word const*>(smem + sl(r0 + j, wc * P + grid_shift(m0, mstep, r0 + j)) * Width);
+    if constexpr (Width == 8) {
+      out[0][0] = static_cast<unsigned>(w[0]);
+      out[0][1] = static_cast<unsigned>(w[0] >> 32);
+      out[0][2] = static_cast<unsigned>(w[1]);
+      out[0][3] = static_cast<unsigned>(w[1] >> 32);
+    } else if constexpr (Width == 4) {
+      CUTE_UNROLL
+      for (int j = 0; j < 4; ++j) out[0][j] = w[j];
+    } else if constexpr (Width == 2) {
+      CUTE_UNROLL
+      for (int q = 0; q < 4; ++q) {
+        out[0][q] = __byte_perm(w[2 * q], w[2 * q + 1], 0x5410);
+        out[1][q] = __byte_perm(w[2 * q], w[2 * q + 1], 0x7632);
+      }
+    } else {
+      CUTE_UNROLL
+      for (int q = 0; q < 4; ++q) {
+        unsigned const in[4] = {w[4 * q], w[4 * q + 1], w[4 * q + 2], w[4 * q + 3]};
+        unsigned o[4];
+        transpose4x4(in, o);
+        CUTE_UNROLL
+        for (int p = 0; p < 4; ++p) out[p][q] = o[p];
+      }
+    }
+  }
+
+  // Kind transpose, realigned store of 1- and 2-byte elements: the P columns of a word start at
+  // their own misalignments on the destination's 16-byte grid (column c at m_c bytes, g = m_c / Width
+  // rows before its first aligned vector). A segment is the 8 units of one word column in 8
+  // consecutive lanes: 8 row groups, rows [S, S + 8 V) of the tile. Each unit reads the words of its
+  // own V rows and transposes them in registers as an aligned unit does, one V-row vector per
+  // column; the aligned vector of column c that starts g rows before the unit's first row is the
+  // tail of the group before's vector (the lane before's, shfl) and the head of its own, so lanes
+  // 1..7 (all 8 when m_c = 0) store whole vectors. The segment's cut rows, the h = V - g before its
+  // first aligned row and those after its last whole vector, are spread over its 8 lanes element
+  // by element from the stage, so that no lane waits on another's edge. Rows from eb (an edge
+  // tile's last) and columns from ea are never written.
+  static __noinline__ __device__ void realigned_store_segment(std::uint8_t const* smem, std::uint8_t* d,
+                                                              std::int64_t da, std::int64_t ea, std::int64_t eb,
+                                                              int grp, int wc) {
+    static_assert(P > 1, "for 1- and 2-byte elements; wider ones shift whole rows (square)");
+    auto const sl = typename T::SmemLayout{};
+    int const lane = threadIdx.x & 7;  // the unit's row group in its segment
+    unsigned const seg = 0xffu << (threadIdx.x & 24);
+    int const S = (grp - lane) * V;
+    int const end = static_cast<int>(cute::min<std::int64_t>(S + 8 * V, eb));
+    unsigned out[P][4];
+    transposed_read(smem, grp * V, wc, 0, 0, out);
     CUTE_UNROLL
     for (int p = 0; p < P; ++p) {
-      int const c = wc * P + p;
-      if (c >= ea) break;
+      std::int64_t const c = std::int64_t(wc) * P + p;
+      if (c >= ea) break;  // the same in the segment's 8 lanes
       std::uint8_t* col = d + c * da * Width;
-      int const g = grid_offset(col) / Width;
-      int const rs = grp * V - g;
-      if (rs >= 0 && rs + V <= eb) {
-        Word w[V];
-        CUTE_UNROLL
-        for (int j = 0; j < V; ++j) w[j] = *reinterpret_cast<Word const*>(smem + sl(rs + j, wc * P) * Width);
-        unsigned out[4];
-        if constexpr (Width == 8) {
-          out[0] = static_cast<unsigned>(w[0]);
-          out[1] = static_cast<unsigned>(w[0] >> 32);
-          out[2] = static_cast<unsigned>(w[1]);
-          out[3] = static_cast<unsigned>(w[1] >> 32);
-        } else if constexpr (Width == 4) {
-          CUTE_UNROLL
-          for (int q = 0; q < 4; ++q) out[q] = w[q];
-        } else if constexpr (Width == 2) {
-          CUTE_UNROLL
-          for (int q = 0; q < 4; ++q) out[q] = __byte_perm(w[2 * q], w[2 * q + 1], p ? 0x7632 : 0x5410);
-        } else {
-          unsigned const sel = p | (4 + p) << 4;  // byte p of the first word, then of the second
-          CUTE_UNROLL
-          for (int q = 0; q < 4; ++q)
-            out[q] = __byte_perm(__byte_perm(w[4 * q], w[4 * q + 1], sel), __byte_perm(w[4 * q + 2], w[4 * q + 3], sel),
-                                 0x5410);
-        }
-        *reinterpret_cast<uint4*>(col + rs * Width) = make_uint4(out[0], out[1], out[2], out[3]);
-      } else {
+      int const m = grid_offset(col);
+      uint4 const cur = make_uint4(out[p][0], out[p][1], out[p][2], out[p][3]);
+      uint4 const prev = shfl_up8(seg, cur);
+      int const r = grp * V - m / Width;  // the first row of the aligned vector this lane stores
+      if (r + V <= end && (m == 0 || lane > 0))
+        *reinterpret_cast<uint4*>(col + r * Width) = m == 0 ? cur : realign_per_lane(prev, cur, 16 - m);
+    }
+    // The cut rows: per column, h head rows [S, S + h) and the tail rows [tail, end) after the
+    // whole vectors, V of them in a whole segment; up to 2 V - 1 when the tile's last row cuts it.
+    int const lg = end == S + 8 * V ? log2i(V) : log2i(V) + 1;
 #pragma unroll 1
-        for (int r = cute::max(rs, 0); r < rs + V && r < eb; ++r)
-          st_elem<E>(col + r * Width, ld_elem<E>(smem + sl(r, c) * Width));
-      }
-      if (grp == 0 && g > 0) {
-#pragma unroll 1
-        for (int r = TB - g; r < eb; ++r) st_elem<E>(col + r * Width, ld_elem<E>(smem + sl(r, c) * Width));
-      }
+    for (int j = lane; j < P << lg; j += 8) {
+      std::int64_t const c = std::int64_t(wc) * P + (j >> lg);
+      if (c >= ea) break;
+      int const t = j & ((1 << lg) - 1);
+      std::uint8_t* col = d + c * da * Width;
+      int const h = ((16 - grid_offset(col)) & 15) / Width;
+      int const whole = end > S + h ? (end - S - h) / V : 0;
+      int const row = t < h ? S + t : S + h + whole * V + (t - h);
+      if (row < end) st_elem<E>(col + row * Width, ld_elem<E>(smem + sl(row, c) * Width));
     }
   }
 
@@ -505,12 +557,7 @@ struct Kernel {
       constexpr int NW = TA / P;             // word columns (element columns for Width 8)
       constexpr int kUnits = NG * NW / kThreads;
       static_assert(NG % 8 == 0 && NW % 4 == 0 && kUnits * kThreads == NG * NW, "tile does not fit the warp shape");
-      using Word = typename T::Word;
       bool const realigned = Realign && g.store == kRealigned;
-      // Realigned, with one misalignment for all P columns of a word (always for Width >= 4; for
-      // narrower elements when the column stride is whole vectors): the unit reads its V rows
-      // shifted by that many rows and keeps the word transpose below. Otherwise it gathers.
-      bool const uniform = realigned && (P == 1 || (da * Width) % 16 == 0);
       // Two units at a time: shared-memory reads need no deep pipeline, and the 16-byte stores
       // are fire-and-forget; full unrolling only costs registers (and occupancy).
 #pragma unroll 2
@@ -522,49 +569,23 @@ struct Kernel {
         if (wc * P >= ea) continue;  // no column of this unit in the tile (a realigned tile's last vector)
         int r0 = grp * V;
         if (realigned) {
-          if (!uniform) {
-            realigned_store_unit(smem, d, da, ea, eb, grp, wc);
+          if constexpr (P > 1) {
+            realigned_store_segment(smem, d, da, ea, eb, grp, wc);
             continue;
+          } else {
+            // One column per unit: its V rows shifted by the column's misalignment.
+            int const shift = grid_offset(d + std::int64_t(wc) * da * Width) / Width;
+            r0 -= shift;
+            if (grp == 0 && shift > 0)
+              edge_store_columns(smem, d, da, db, ea, eb, TB - shift, wc, m0, mstep);  // the cut last vector
           }
-          int const shift = grid_offset(d + std::int64_t(wc) * P * da * Width) / Width;
-          r0 -= shift;
-          if (grp == 0 && shift > 0)
-            edge_store_columns(smem, d, da, db, ea, eb, TB - shift, wc, m0, mstep);  // the cut last vector
         }
-        if (!((vec_store || uniform) && r0 >= 0 && r0 + V <= eb)) {
+        if (!((vec_store || realigned) && r0 >= 0 && r0 + V <= eb)) {
           edge_store_columns(smem, d, da, db, ea, eb, r0, wc, m0, mstep);
           continue;
         }
-        Word w[V];
-        CUTE_UNROLL
-        for (int j = 0; j < V; ++j)
-          w[j] = *reinterpret_cast<Word const*>(smem + sl(r0 + j, wc * P + grid_shift(m0, mstep, r0 + j)) * Width);
-        // out[p]: the V elements (rows grp*V .. +V) of column a = wc * P + p, as four 32-bit words.
-        unsigned out[P][4];
-        if constexpr (Width == 8) {
-          out[0][0] = static_cast<unsigned>(w[0]);
-          out[0][1] = static_cast<unsigned>(w[0] >> 32);
-          out[0][2] = static_cast<unsigned>(w[1]);
-          out[0][3] = static_cast<unsigned>(w[1] >> 32);
-        } else if constexpr (Width == 4) {
-          CUTE_UNROLL
-          for (int j = 0; j < 4; ++j) out[0][j] = w[j];
-        } else if constexpr (Width == 2) {
-          CUTE_UNROLL
-          for (int q = 0; q < 4; ++q) {
-            out[0][q] = __byte_perm(w[2 * q], w[2 * q + 1], 0x5410);
-            out[1][q] = __byte_perm(w[2 * q], w[2 * q + 1], 0x7632);
-          }
-        } else {
-          CUTE_UNROLL
-          for (int q = 0; q < 4; ++q) {
-            unsigned const in[4] = {w[4 * q], w[4 * q + 1], w[4 * q + 2], w[4 * q + 3]};
-            unsigned o[4];
-            transpose4x4(in, o);
-            CUTE_UNROLL
-            for (int p = 0; p < 4; ++p) out[p][q] = o[p];
-          }
-        }
+        unsigned out[P][4];  // out[p]: rows r0 .. r0 + V of column wc * P + p
+        transposed_read(smem, r0, wc, m0, mstep, out);
         CUTE_UNROLL
         for (int p = 0; p < P; ++p) {
           std::int64_t const c = std::int64_t(wc) * P + p;

@@ -451,9 +451,10 @@ impl TensorPlan {
                     ));
                 }
                 if let Some((b, m, s)) = t.swizzle {
+                    let (cols, rows) = t.stage_extent();
                     v.push(format!(
                         "shared memory: composition(Swizzle<{b},{m},{s}>, ({},{}):({},1)): 16-byte chunks XOR-ed with the row group, so the transposed 32-bit reads of a warp (8 row groups x 4 word columns) hit 32 different banks",
-                        t.stage_extent().1, t.stage_extent().0, t.stage_extent().0
+                        rows, cols, cols
                     ));
                 }
                 for (side, access) in [("loads", t.load), ("stores", t.store)] {
@@ -531,6 +532,11 @@ impl fmt::Display for BatchPlan {
     }
 }
 
+/// What a realigned load of a square tile (kinds transpose and rows) reads, and why its tile is
+/// narrower than the stage (src/transpose.rs), whichever way the vectors reach the stage.
+const SQUARE_ROW: &str = "the 16 aligned vectors under each tile row (256 bytes of the grid)";
+const SQUARE_WIDTH: &str = "they hold 240 bytes of the row at any misalignment, so the tile is one vector narrower than the stage";
+
 /// Why one side of a transpose-family tile moves what it moves.
 fn access_reason(side: &str, access: Access, kind: TileKind, e: usize) -> String {
     match access {
@@ -538,12 +544,13 @@ fn access_reason(side: &str, access: Access, kind: TileKind, e: usize) -> String
         Access::Realigned => format!(
             "{side}: realigned 16-byte vectors (the offset or a stride is not a multiple of 16 bytes): {}; only a row's first and last partial vectors go element by element",
             match (side, kind) {
-                ("loads", TileKind::Transpose) if e >= 4 => "the 16 aligned vectors under each tile row (256 bytes of the grid) go to the swizzled stage as the grid holds them, by cp.async (CuTe's SM80_CP_ASYNC_CACHEGLOBAL atom: no registers on the way), and the transposed read takes element c of row r from column c + (row r's misalignment) / width, whole words; they hold 240 bytes of the row at any misalignment, so the tile is one vector narrower than the stage",
-                ("loads", TileKind::Transpose | TileKind::Rows) => "the 16 aligned vectors under each tile row (256 bytes of the grid) are loaded whole, passed to the neighbouring lane (shfl) and funnel-shifted into the swizzled tile; they hold 240 bytes of the row at any misalignment, so the tile is one vector narrower than the stage",
-                ("loads", _) => "each row or run is staged as the 16-byte grid holds it, its elements read back at their byte offset",
-                (_, TileKind::Transpose) => "each destination column's aligned vectors are gathered from the tile at its own row offset",
-                (_, TileKind::Rows) => "each destination row's aligned vectors are funnel-shifted from two neighbouring tile chunks",
-                _ => "the destination's aligned vectors are gathered from the stage, starting at its first 16-byte boundary",
+                ("loads", TileKind::Transpose) if e >= 4 => format!("{SQUARE_ROW} go to the swizzled stage as the grid holds them, by cp.async (CuTe's SM80_CP_ASYNC_CACHEGLOBAL atom: no registers on the way), and the transposed read takes element c of row r from column c + (row r's misalignment) / width, whole words; {SQUARE_WIDTH}"),
+                ("loads", TileKind::Transpose | TileKind::Rows) => format!("{SQUARE_ROW} are loaded whole, passed to the neighbouring lane (shfl) and funnel-shifted into the swizzled tile; {SQUARE_WIDTH}"),
+                ("loads", _) => "each row or run is staged as the 16-byte grid holds it, its elements read back at their byte offset".into(),
+                (_, TileKind::Transpose) if e < 4 => "each unit transposes the words of its own rows in registers (prmt), and a destination column's aligned vector is the tail of the row group before's (the neighbouring lane's, shfl) and the head of its own, funnel-shifted; the rows before a column's first aligned vector and after its last go element by element, spread over the 8 lanes of each run of 8 row groups".into(),
+                (_, TileKind::Transpose) => "each destination column's aligned vectors are read from the tile at its own row offset".into(),
+                (_, TileKind::Rows) => "each destination row's aligned vectors are funnel-shifted from two neighbouring tile chunks".into(),
+                _ => "the destination's aligned vectors are gathered from the stage, starting at its first 16-byte boundary".into(),
             }
         ),
         Access::Element => format!("{side}: element by element (no unit stride along the mode the tile accesses on this side)"),
