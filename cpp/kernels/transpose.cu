@@ -220,10 +220,10 @@ CUTE_DEVICE uint4 shfl_up16(uint4 v) {
   return make_uint4(__shfl_up_sync(0xffffffffu, v.x, 1, 16), __shfl_up_sync(0xffffffffu, v.y, 1, 16),
                     __shfl_up_sync(0xffffffffu, v.z, 1, 16), __shfl_up_sync(0xffffffffu, v.w, 1, 16));
 }
-// Lane l - 1's vector within each group of 8 lanes, among the lanes of `mask` only.
-CUTE_DEVICE uint4 shfl_up8(unsigned mask, uint4 v) {
-  return make_uint4(__shfl_up_sync(mask, v.x, 1, 8), __shfl_up_sync(mask, v.y, 1, 8), __shfl_up_sync(mask, v.z, 1, 8),
-                    __shfl_up_sync(mask, v.w, 1, 8));
+// Lane l - 1's vector within each group of 8 lanes.
+CUTE_DEVICE uint4 shfl_up8(uint4 v) {
+  return make_uint4(__shfl_up_sync(0xffffffffu, v.x, 1, 8), __shfl_up_sync(0xffffffffu, v.y, 1, 8),
+                    __shfl_up_sync(0xffffffffu, v.z, 1, 8), __shfl_up_sync(0xffffffffu, v.w, 1, 8));
 }
 
 // realign() for an m that differs between the lanes of a warp: the whole-word part of the shift
@@ -359,6 +359,11 @@ struct Kernel {
     constexpr int kRows = TB / 16;
     int const n = threadIdx.x % 16, r0 = threadIdx.x / 16;
     int const m = grid_offset(s + r0 * sb * Width);
+    // When the aligned vectors of every row of the tile lie inside the source span (all tiles but
+    // those at the copy's first and last bytes), each is read whole with no check of its own; those
+    // that hold none of their row's elements are staged but never read back.
+    std::uint8_t const* const last = s + (eb - 1) * sb * Width;
+    bool const inside = (s < last ? s : last) - 16 >= lo && (s < last ? last : s) + 256 <= hi;
     uint4 v[kRows];
     CUTE_UNROLL
     for (int i = 0; i < kRows; ++i) {
@@ -368,15 +373,18 @@ struct Kernel {
       std::uint8_t const* x = row - m + 16 * n;
       if constexpr (OnGrid) {
         auto* to = reinterpret_cast<uint128_t*>(smem + sl(r, n * V) * Width);
-        if (r < eb && x + 16 > row && x < end) {
-          if (x >= lo && x + 16 <= hi)
+        if (r < eb && (inside || (x + 16 > row && x < end))) {
+          if (inside || (x >= lo && x + 16 <= hi))
             SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(x), *to);
           else
             *reinterpret_cast<uint4*>(to) = vector_pieces<Width>(x, row, end);
         }
       } else {
         v[i] = make_uint4(0, 0, 0, 0);
-        if (r < eb) window_load<Width>(v[i], x, row, end, lo, hi);
+        if (r < eb && inside)
+          v[i] = *reinterpret_cast<uint4 const*>(x);
+        else if (r < eb)
+          window_load<Width>(v[i], x, row, end, lo, hi);
       }
     }
     if constexpr (!OnGrid) {
@@ -422,10 +430,15 @@ struct Kernel {
                                           unsigned (&out)[P][4]) {
     auto const sl = typename T::SmemLayout{};
     using Word = typename T::Word;
+    // For 1- and 2-byte elements r0 is a whole row group (grp * V): the swizzle XORs the same bits
+    // into the columns of its V rows, so row r0 + j is row r0's address plus j rows. Wider
+    // elements may start anywhere (a realigned store shifts r0 by its column's misalignment).
     Word w[V];
     CUTE_UNROLL
-    for (int j = 0; j < V; ++j)
-      w[j] = *reinterpret_cast<Word const*>(smem + sl(r0 + j, wc * P + grid_shift(m0, mstep, r0 + j)) * Width);
+    for (int j = 0; j < V; ++j) {
+      int const c = wc * P + grid_shift(m0, mstep, r0 + j);
+      w[j] = *reinterpret_cast<Word const*>(smem + (P > 1 ? sl(r0, c) + j * TA : sl(r0 + j, c)) * Width);
+    }
     if constexpr (Width == 8) {
       out[0][0] = static_cast<unsigned>(w[0]);
       out[0][1] = static_cast<unsigned>(w[0] >> 32);
@@ -469,36 +482,32 @@ struct Kernel {
     static_assert(P > 1, "for 1- and 2-byte elements; wider ones shift whole rows (square)");
     auto const sl = typename T::SmemLayout{};
     int const lane = threadIdx.x & 7;  // the unit's row group in its segment
-    unsigned const seg = 0xffu << (threadIdx.x & 24);
     int const S = (grp - lane) * V;
     int const end = static_cast<int>(cute::min<std::int64_t>(S + 8 * V, eb));
+    // Cut rows per column: V in a whole segment, up to 2 V - 1 in one the tile's last row cuts.
+    int const cut_rows = end == S + 8 * V ? V : 2 * V;
     unsigned out[P][4];
     transposed_read(smem, grp * V, wc, 0, 0, out);
     CUTE_UNROLL
     for (int p = 0; p < P; ++p) {
       std::int64_t const c = std::int64_t(wc) * P + p;
-      if (c >= ea) break;  // the same in the segment's 8 lanes
       std::uint8_t* col = d + c * da * Width;
       int const m = grid_offset(col);
       uint4 const cur = make_uint4(out[p][0], out[p][1], out[p][2], out[p][3]);
-      uint4 const prev = shfl_up8(seg, cur);
+      uint4 const prev = shfl_up8(cur);  // every lane of the warp, before any leaves
+      if (c >= ea) continue;             // the same in the segment's 8 lanes
       int const r = grp * V - m / Width;  // the first row of the aligned vector this lane stores
       if (r + V <= end && (m == 0 || lane > 0))
         *reinterpret_cast<uint4*>(col + r * Width) = m == 0 ? cur : realign_per_lane(prev, cur, 16 - m);
-    }
-    // The cut rows: per column, h head rows [S, S + h) and the tail rows [tail, end) after the
-    // whole vectors, V of them in a whole segment; up to 2 V - 1 when the tile's last row cuts it.
-    int const lg = end == S + 8 * V ? log2i(V) : log2i(V) + 1;
+      // The cut rows: h head rows [S, S + h) before the first aligned row, and the tail rows from
+      // the end of the last whole vector to `end`.
+      int const h = ((16 - m) & 15) / Width;
+      int const tail = end > S + h ? S + h + (end - S - h) / V * V : S + h;
 #pragma unroll 1
-    for (int j = lane; j < P << lg; j += 8) {
-      std::int64_t const c = std::int64_t(wc) * P + (j >> lg);
-      if (c >= ea) break;
-      int const t = j & ((1 << lg) - 1);
-      std::uint8_t* col = d + c * da * Width;
-      int const h = ((16 - grid_offset(col)) & 15) / Width;
-      int const whole = end > S + h ? (end - S - h) / V : 0;
-      int const row = t < h ? S + t : S + h + whole * V + (t - h);
-      if (row < end) st_elem<E>(col + row * Width, ld_elem<E>(smem + sl(row, c) * Width));
+      for (int t = lane; t < cut_rows; t += 8) {
+        int const row = t < h ? S + t : tail + (t - h);
+        if (row < end) st_elem<E>(col + row * Width, ld_elem<E>(smem + sl(row, c) * Width));
+      }
     }
   }
 
@@ -566,13 +575,16 @@ struct Kernel {
         int const rest = u / 32;
         int const grp = (rest % (NG / 8)) * 8 + u % 8;
         int const wc = (rest / (NG / 8)) * 4 + (u / 8) % 4;
+        if constexpr (P > 1) {
+          if (realigned) {  // every lane of the warp: the segments exchange vectors (shfl)
+            realigned_store_segment(smem, d, da, ea, eb, grp, wc);
+            continue;
+          }
+        }
         if (wc * P >= ea) continue;  // no column of this unit in the tile (a realigned tile's last vector)
         int r0 = grp * V;
         if (realigned) {
-          if constexpr (P > 1) {
-            realigned_store_segment(smem, d, da, ea, eb, grp, wc);
-            continue;
-          } else {
+          if constexpr (P == 1) {
             // One column per unit: its V rows shifted by the column's misalignment.
             int const shift = grid_offset(d + std::int64_t(wc) * da * Width) / Width;
             r0 -= shift;
