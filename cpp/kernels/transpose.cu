@@ -347,8 +347,8 @@ struct Kernel {
   //    vector n, as the grid holds it; the transposed read finds element c of row r at column
   //    c + grid_shift(r) (whole words: the shift is whole elements of 4 or 8 bytes). No registers,
   //    shuffles or shifts on the way in. A vector that reaches outside the source span (the copy's
-  //    first and last) is built from the row's elements in it; vectors that hold none of the row
-  //    are not staged (never read).
+  //    first and last) is built from the row's elements in it; outside interior tiles (below),
+  //    vectors that hold none of the row are not staged (never read).
   //  - in registers: lanes 0..14 take the next lane's vector (shfl), funnel-shift the pair into
   //    tile vector n and store it whole at its swizzled offset; lane 15's vector only feeds lane 14.
   template <bool OnGrid>
