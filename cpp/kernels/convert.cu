@@ -248,6 +248,11 @@ struct ElemParams {
   FastDivmodU64 outer[5];  // extents of modes rank-2, rank-3, ... 0
   FastDivmodU64 chan_div, chan_n;
   std::uint64_t chunks;
+  // The same divisors in 32 bits, used when every chunk index is below 2^31 (`narrow`): a 32-bit
+  // FastDivmod is a mul.hi and a shift where the 64-bit one emulates a 64-bit mul.hi, and a chunk
+  // decomposes its row once per mode.
+  cutlass::FastDivmod per_row32, outer32[5];
+  bool narrow;
 };
 
 template <int SW, int DW>
@@ -297,15 +302,29 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
     std::uint64_t const chunk = (static_cast<std::uint64_t>(blockIdx.x) * kUnroll + u) * kThreads + threadIdx.x;
     if (chunk >= p.chunks) return;
     std::uint64_t k;
-    std::uint64_t row = p.per_row.divmod(k, chunk);
     std::int64_t so = 0, dof = 0, cx = 0;
-    for (int i = 0; i < last; ++i) {  // the row's coordinates, innermost outer mode first
-      int const m = last - 1 - i;
-      std::uint64_t x = row;  // the outermost mode's coordinate is what is left
-      if (m > 0) row = p.outer[i].divmod(x, row);
-      so += static_cast<std::int64_t>(x) * d.src_stride[m];
-      dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
-      if (m == d.chan_mode) cx = static_cast<std::int64_t>(x);
+    if (p.narrow) {
+      int kk;
+      int row = p.per_row32.divmod(kk, static_cast<int>(chunk));
+      k = static_cast<std::uint64_t>(kk);
+      for (int i = 0; i < last; ++i) {  // the row's coordinates, innermost outer mode first
+        int const m = last - 1 - i;
+        int x = row;  // the outermost mode's coordinate is what is left
+        if (m > 0) row = p.outer32[i].divmod(x, row);
+        so += static_cast<std::int64_t>(x) * d.src_stride[m];
+        dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
+        if (m == d.chan_mode) cx = x;
+      }
+    } else {
+      std::uint64_t row = p.per_row.divmod(k, chunk);
+      for (int i = 0; i < last; ++i) {
+        int const m = last - 1 - i;
+        std::uint64_t x = row;
+        if (m > 0) row = p.outer[i].divmod(x, row);
+        so += static_cast<std::int64_t>(x) * d.src_stride[m];
+        dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
+        if (m == d.chan_mode) cx = static_cast<std::int64_t>(x);
+      }
     }
     char const* const srow = reinterpret_cast<char const*>(d.src) + so * SW;
     char* const drow = reinterpret_cast<char*>(d.dst) + dof * DW;
@@ -682,6 +701,12 @@ void run(ConvertDesc const& d) {
     p.chan_div = chan_div;
     p.chan_n = chan_n;
     p.chunks = static_cast<std::uint64_t>(d.rows) * static_cast<std::uint64_t>(per_row);
+    // Every chunk index below 2^31: so is every row index and every extent that divides one.
+    p.narrow = p.chunks + kThreads * kUnroll <= 0x7fffffffu;
+    if (p.narrow) {
+      p.per_row32 = cutlass::FastDivmod(static_cast<int>(per_row));
+      for (std::uint32_t i = 0; i + 1 < d.rank; ++i) p.outer32[i] = cutlass::FastDivmod(static_cast<int>(d.shape[d.rank - 2 - i]));
+    }
     std::int64_t const blocks = static_cast<std::int64_t>((p.chunks + kThreads * kUnroll - 1) / (kThreads * kUnroll));
     convert_elementwise<SW, DW><<<static_cast<unsigned>(std::min<std::int64_t>(blocks, d.blocks)), kThreads, 0, stream>>>(p);
     check_launch("convert_elementwise");
