@@ -8,7 +8,6 @@
 //!
 //! Without a GPU every group prints a skip line and measures nothing.
 
-use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,17 +17,15 @@ mod support;
 
 use common::gpu;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use cute_copy::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::reference::random_elements;
-use cute_copy::timing::time_launches;
 use cute_copy::{
     Atom, Baseline, Batch, BatchBaseline, DeviceMatrix, DeviceTensor, Element, IndexStatus, Layout,
     Operation, Region, TensorRoute,
 };
 use half::{bf16, f16};
 use rand::{Rng, SeedableRng};
-use support::{bench_d2d, gpu_time};
+use support::{bench_d2d, bench_d2d_graph, gpu_time, graph_time, GRAPH_BYTES};
 
 struct Shape {
     name: &'static str,
@@ -66,32 +63,6 @@ impl Shape {
         self.pad_to = Some((rows, cols));
         self
     }
-}
-
-/// Time `launch` per call from CUDA-graph replays: up to 100 launches captured into one graph, the
-/// graph replayed back to back. This takes the host's launch cost out, leaving the GPU's own time
-/// per launch (what small copies are compared on). None when the launch path cannot be captured.
-fn graph_time(
-    stream: &Arc<CudaStream>,
-    iters: u64,
-    mut launch: impl FnMut() -> cute_copy::Result<()>,
-) -> Option<Duration> {
-    let per_graph = iters.clamp(1, 100);
-    stream
-        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-        .ok()?;
-    let captured = (0..per_graph).try_for_each(|_| launch());
-    let graph = stream
-        .end_capture(CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
-    if let Err(e) = &captured {
-        let _ = writeln!(std::io::stderr(), "graph capture failed: {e}");
-    }
-    let graph = graph.ok().flatten().filter(|_| captured.is_ok())?;
-    let replays = iters.div_ceil(per_graph);
-    let ms = time_launches(stream, 1, replays as usize, || Ok(graph.launch()?)).ok()?;
-    Some(Duration::from_secs_f64(
-        ms * 1e-3 / per_graph as f64 * iters as f64,
-    ))
 }
 
 fn bench_shape<T: Element>(c: &mut Criterion, stream: &Arc<CudaStream>, shape: &Shape) {
@@ -580,7 +551,7 @@ fn bench_layout_at<T: Element>(
         TensorRoute::Transpose(t) => format!("transpose-{:?}", t.kind).to_lowercase(),
         TensorRoute::Empty => "empty".into(),
     };
-    g.bench_function(BenchmarkId::new("copy_tensor", route), |bch| {
+    g.bench_function(BenchmarkId::new("copy_tensor", &route), |bch| {
         bch.iter_custom(|k| {
             gpu_time(stream, k, || {
                 cute_copy::copy_tensor(&xv, &mut y.view_mut(), stream).map(|_| ())
@@ -588,6 +559,20 @@ fn bench_layout_at<T: Element>(
         })
     });
     bench_d2d(&mut g, stream, bytes);
+    if bytes <= GRAPH_BYTES {
+        // A copy this small can take less GPU time than the host spends launching it: time it,
+        // and its D2D anchor, from graph replays too (GPU time only, as torch_anchor.py times
+        // torch), which is what tools/bench_table.py then compares.
+        g.bench_function(BenchmarkId::new("copy_tensor_graph", &route), |bch| {
+            bch.iter_custom(|k| {
+                graph_time(stream, k, || {
+                    cute_copy::copy_tensor(&xv, &mut y.view_mut(), stream).map(|_| ())
+                })
+                .unwrap_or(Duration::ZERO)
+            })
+        });
+        bench_d2d_graph(&mut g, stream, bytes);
+    }
     g.finish();
 }
 

@@ -189,7 +189,9 @@ void launch_tensor(TensorDesc const& t) {
       return seen == tb;
     };
     require(compact(t.src_stride.data()) && compact(t.dst_stride.data()), "items: an item is not compact");
-    require(tb <= 4096 && ta * tb * w <= 8192, "items: tile does not fit the stage");
+    // The items kernel's dynamic shared memory: a run of at most 32 KiB and the u16 permutation of an
+    // item of at most 4096 elements, under the 48 KiB a launch may take without opting in.
+    require(tb <= 4096 && ta * tb * w <= 32768, "items: tile does not fit the stage");
     require(t.tiles == (t.shape[0] + ta - 1) / ta, "tile count does not match the shape");
     require(t.load != Access::Element && t.store != Access::Element, "items: runs are accessed by vectors");
   } else {

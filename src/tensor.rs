@@ -468,8 +468,9 @@ mod tests {
             panic!("{p}")
         };
         assert_eq!(t.kind, TileKind::Items, "{p}");
-        assert_eq!(t.tile, (8192 / 60, 15), "{p}");
-        assert_eq!(t.tiles.2, 131072usize.div_ceil(8192 / 60), "{p}");
+        let per_tile = crate::transpose::ITEM_TILE_BYTES / 60; // items of 15 f32
+        assert_eq!(t.tile, (per_tile, 15), "{p}");
+        assert_eq!(t.tiles.2, 131072usize.div_ceil(per_tile), "{p}");
         assert_eq!(
             (t.load, t.store),
             (Access::Realigned, Access::Realigned),

@@ -23,8 +23,8 @@ pub const ITEM_MAX_BYTES: usize = 4096;
 /// items are small enough.
 const ITEM_SWITCH_BYTES: usize = 1024;
 
-/// Bytes of one items tile's staged run (`items_kernel`; dispatch.cu checks the same bound).
-const ITEM_TILE_BYTES: usize = 8192;
+/// Bytes of one items tile's staged run (`items_kernel`; dispatch.cu accepts up to 32 KiB).
+pub(crate) const ITEM_TILE_BYTES: usize = 16384;
 
 /// Bytes of one tile of rows in registers ([`TileKind::Rows`] with [`TileStage::Registers`]), and
 /// the longest row such a tile takes.

@@ -39,9 +39,14 @@ def parse(path):
 
 
 def median(field, table):
+    """The median of criterion's [low median high] triple, in the table's unit; None for a line
+    that is not one (criterion's change lines, "time: [-9.15% ...]", read alike)."""
     parts = field.split()
-    value, unit = float(parts[2]), parts[3]
-    return value * table[unit.split("/")[0]]
+    try:
+        value, unit = float(parts[2]), parts[3]
+        return value * table[unit.split("/")[0]]
+    except (ValueError, IndexError, KeyError):
+        return None
 
 
 def alignment_table(gbps, torch_rows):
@@ -82,29 +87,38 @@ def ratio(a, b, digits=2):
 
 def any_shape_table(gbps, torch_rows):
     """"Layouts at any shape": copy_tensor's GB/s and its ratio to the D2D of the same bytes in
-    the same criterion group; torch eager and torch.compile each against torch's own D2D of the
-    same bytes (torch_anchor.py --any-shape); copy_tensor's GB/s over torch.compile's."""
+    the same criterion group (back-to-back launches); for copies small enough that the host's
+    launch may bound those, also both timed from CUDA-graph replays (copy_tensor_graph, d2d_graph:
+    GPU time only, as torch is timed); torch eager and torch.compile each against torch's own D2D
+    of the same bytes (torch_anchor.py --any-shape); copy_tensor's GB/s (graph-timed where
+    measured so) over torch.compile's."""
     torch = {r["group"]: r for r in torch_rows}
-    print("| shape | cute-copy GB/s | x D2D | torch eager x D2D | torch.compile x D2D | cute-copy / torch.compile |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| shape | cute-copy GB/s | x D2D | graph-timed GB/s | x D2D graph-timed "
+          "| torch eager x D2D | torch.compile x D2D | cute-copy / torch.compile |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, v in gbps.items():
         g, f = name.split("/", 1)
         if not g.startswith(ANY) or not f.startswith("copy_tensor/"):
             continue
         t = torch.get(g, {})
         eager, comp, td2d = t.get("torch_gbps"), t.get("compile_gbps"), t.get("d2d_gbps")
+        gv = gbps.get(f"{g}/copy_tensor_graph/{f[len('copy_tensor/'):]}")
+        gcols = f"{gv:.0f} | {ratio(gv, gbps.get(f'{g}/d2d_graph'), 3)}" if gv else "- | -"
         print(f"| {g[len(ANY):]} | {v:.0f} | {ratio(v, gbps.get(f'{g}/d2d_same_bytes'), 3)} | "
-              f"{ratio(eager, td2d)} | {ratio(comp, td2d)} | {ratio(v, comp)} |")
+              f"{gcols} | {ratio(eager, td2d)} | {ratio(comp, td2d)} | {ratio(gv or v, comp)} |")
 
 
 def main():
     rows = parse(sys.argv[1])
     gbps, times = {}, {}
     for name, kind, field in rows:
+        v = median(field, UNITS if kind == "thrpt" else TIME)
+        if v is None:
+            continue
         if kind == "thrpt":
-            gbps[name] = median(field, UNITS) / 1e9
+            gbps[name] = v / 1e9
         else:
-            times[name] = median(field, TIME)
+            times[name] = v
     limit = next((v for k, v in gbps.items() if k.startswith("limit_d2d")), None)
     if limit:
         print(f"D2D cudaMemcpyAsync limit (1 GiB each way): {limit:.0f} GB/s\n")

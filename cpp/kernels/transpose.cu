@@ -1030,9 +1030,13 @@ __global__ void __launch_bounds__(kThreads, 4) items_kernel(__grid_constant__ Ar
   int const isz = static_cast<int>(g.tb), per_tile = static_cast<int>(g.ta);
   int const data_bytes = (per_tile * isz * Width + 16 + 15) / 16 * 16;
   auto* const perm = reinterpret_cast<std::uint16_t*>(data + data_bytes);
+  // Every mode but 0 lies inside an item of at most 4096 elements (dispatch.cu): its extent and
+  // strides fit an int, and 32-bit divisions are a fraction of 64-bit ones.
   for (int j = threadIdx.x; j < isz; j += kThreads) {
-    std::int64_t so = 0;
-    for (int m = 1; m < g.rank; ++m) so += (j / g.ds[m]) % g.shape[m] * g.ss[m];
+    int so = 0;
+    for (int m = 1; m < g.rank; ++m)
+      if (g.shape[m] > 1)  // a mode of extent 1 adds nothing, whatever its strides say
+        so += (j / static_cast<int>(g.ds[m])) % static_cast<int>(g.shape[m]) * static_cast<int>(g.ss[m]);
     perm[j] = static_cast<std::uint16_t>(so);
   }
   __syncthreads();
@@ -1044,13 +1048,19 @@ __global__ void __launch_bounds__(kThreads, 4) items_kernel(__grid_constant__ Ar
     std::uint8_t* const d = g.dst + n0 * isz * Width;
     int const m = grid_offset(s);
     int const nv = (m + n * Width + 15) / 16;
+    // Every tile but the copy's first and last has all its aligned vectors inside the source span:
+    // those load whole, with no per-vector window checks.
+    bool const inside = s - m >= g.src && s - m + std::int64_t(nv) * 16 <= g.src_end;
     for (int base = 0; base < nv; base += kThreads * kBatch) {
       uint4 v[kBatch];
       CUTE_UNROLL
       for (int k = 0; k < kBatch; ++k) {
         int const i = base + k * kThreads + threadIdx.x;
         v[k] = make_uint4(0, 0, 0, 0);
-        if (i < nv) window_load<Width>(v[k], s - m + std::int64_t(i) * 16, s, s + n * Width, g.src, g.src_end);
+        if (i < nv && inside)
+          v[k] = *reinterpret_cast<uint4 const*>(s - m + std::int64_t(i) * 16);
+        else if (i < nv)
+          window_load<Width>(v[k], s - m + std::int64_t(i) * 16, s, s + n * Width, g.src, g.src_end);
       }
       CUTE_UNROLL
       for (int k = 0; k < kBatch; ++k) {
