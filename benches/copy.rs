@@ -25,7 +25,7 @@ use cute_copy::{
 };
 use half::{bf16, f16};
 use rand::{Rng, SeedableRng};
-use support::{bench_d2d, bench_d2d_graph, gpu_time, graph_time, GRAPH_BYTES};
+use support::{bench_d2d, bench_d2d_timed, gpu_time, graph_time, time_by, GRAPH_BYTES};
 
 struct Shape {
     name: &'static str,
@@ -551,27 +551,26 @@ fn bench_layout_at<T: Element>(
         TensorRoute::Transpose(t) => format!("transpose-{:?}", t.kind).to_lowercase(),
         TensorRoute::Empty => "empty".into(),
     };
-    g.bench_function(BenchmarkId::new("copy_tensor", &route), |bch| {
-        bch.iter_custom(|k| {
-            gpu_time(stream, k, || {
-                cute_copy::copy_tensor(&xv, &mut y.view_mut(), stream).map(|_| ())
-            })
-        })
-    });
-    bench_d2d(&mut g, stream, bytes);
-    if bytes <= GRAPH_BYTES {
-        // A copy this small can take less GPU time than the host spends launching it: time it,
-        // and its D2D anchor, from graph replays too (GPU time only, as torch_anchor.py times
-        // torch), which is what tools/bench_table.py then compares.
-        g.bench_function(BenchmarkId::new("copy_tensor_graph", &route), |bch| {
+    // A copy of at most GRAPH_BYTES can take less GPU time than the host spends launching it:
+    // it, and its D2D anchor, are also timed from graph replays (GPU time only, as
+    // torch_anchor.py times torch), which is what tools/bench_table.py then compares.
+    for graph in [false, true] {
+        if graph && bytes > GRAPH_BYTES {
+            continue;
+        }
+        let name = if graph {
+            "copy_tensor_graph"
+        } else {
+            "copy_tensor"
+        };
+        g.bench_function(BenchmarkId::new(name, &route), |bch| {
             bch.iter_custom(|k| {
-                graph_time(stream, k, || {
+                time_by(graph, stream, k, || {
                     cute_copy::copy_tensor(&xv, &mut y.view_mut(), stream).map(|_| ())
                 })
-                .unwrap_or(Duration::ZERO)
             })
         });
-        bench_d2d_graph(&mut g, stream, bytes);
+        bench_d2d_timed(&mut g, stream, bytes, graph);
     }
     g.finish();
 }

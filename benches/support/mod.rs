@@ -67,30 +67,38 @@ pub fn bench_d2d(
     stream: &Arc<CudaStream>,
     bytes: u64,
 ) {
+    bench_d2d_timed(g, stream, bytes, false);
+}
+
+/// The D2D anchor of `bytes`, back-to-back launches (`d2d_same_bytes`, [`gpu_time`]) or graph
+/// replays (`d2d_graph`, [`graph_time`]): the anchor of a copy timed the same way.
+pub fn bench_d2d_timed(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    stream: &Arc<CudaStream>,
+    bytes: u64,
+    graph: bool,
+) {
     let (a, mut b) = d2d_buffers(stream, bytes);
-    g.bench_function("d2d_same_bytes", |bch| {
+    let name = if graph { "d2d_graph" } else { "d2d_same_bytes" };
+    g.bench_function(name, |bch| {
         bch.iter_custom(|k| {
-            gpu_time(stream, k, || {
+            time_by(graph, stream, k, || {
                 cute_copy::launch_baseline(Baseline::Memcpy, &a.view(), &mut b.view_mut(), stream)
             })
         })
     });
 }
 
-/// [`bench_d2d`] timed from graph replays ([`graph_time`]): `d2d_graph`, the anchor of a
-/// graph-timed copy of the same bytes.
-pub fn bench_d2d_graph(
-    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+/// [`graph_time`] when `graph` (zero when the launch cannot be captured), else [`gpu_time`].
+pub fn time_by(
+    graph: bool,
     stream: &Arc<CudaStream>,
-    bytes: u64,
-) {
-    let (a, mut b) = d2d_buffers(stream, bytes);
-    g.bench_function("d2d_graph", |bch| {
-        bch.iter_custom(|k| {
-            graph_time(stream, k, || {
-                cute_copy::launch_baseline(Baseline::Memcpy, &a.view(), &mut b.view_mut(), stream)
-            })
-            .unwrap_or(Duration::ZERO)
-        })
-    });
+    iters: u64,
+    launch: impl FnMut() -> cute_copy::Result<()>,
+) -> Duration {
+    if graph {
+        graph_time(stream, iters, launch).unwrap_or(Duration::ZERO)
+    } else {
+        gpu_time(stream, iters, launch)
+    }
 }

@@ -303,29 +303,26 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
     if (chunk >= p.chunks) return;
     std::uint64_t k;
     std::int64_t so = 0, dof = 0, cx = 0;
-    if (p.narrow) {
-      int kk;
-      int row = p.per_row32.divmod(kk, static_cast<int>(chunk));
+    // The chunk's place in its row (k) and the row's coordinates, innermost outer mode first, in
+    // the divisors' own width: I = int (FastDivmod) or std::uint64_t (FastDivmodU64).
+    auto decompose = [&](auto const& per_row, auto const* outer, auto index) {
+      using I = decltype(index);
+      I kk;
+      I row = per_row.divmod(kk, index);
       k = static_cast<std::uint64_t>(kk);
-      for (int i = 0; i < last; ++i) {  // the row's coordinates, innermost outer mode first
-        int const m = last - 1 - i;
-        int x = row;  // the outermost mode's coordinate is what is left
-        if (m > 0) row = p.outer32[i].divmod(x, row);
-        so += static_cast<std::int64_t>(x) * d.src_stride[m];
-        dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
-        if (m == d.chan_mode) cx = x;
-      }
-    } else {
-      std::uint64_t row = p.per_row.divmod(k, chunk);
       for (int i = 0; i < last; ++i) {
         int const m = last - 1 - i;
-        std::uint64_t x = row;
-        if (m > 0) row = p.outer[i].divmod(x, row);
+        I x = row;  // the outermost mode's coordinate is what is left
+        if (m > 0) row = outer[i].divmod(x, row);
         so += static_cast<std::int64_t>(x) * d.src_stride[m];
         dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
         if (m == d.chan_mode) cx = static_cast<std::int64_t>(x);
       }
-    }
+    };
+    if (p.narrow)
+      decompose(p.per_row32, p.outer32, static_cast<int>(chunk));
+    else
+      decompose(p.per_row, p.outer, chunk);
     char const* const srow = reinterpret_cast<char const*>(d.src) + so * SW;
     char* const drow = reinterpret_cast<char*>(d.dst) + dof * DW;
     int const phase = vstore ? static_cast<int>((reinterpret_cast<std::uintptr_t>(drow) & 15) / DW) : 0;
