@@ -273,6 +273,12 @@ CUTE_DEVICE void convert_chunk(SU const (&in)[N], DU (&out)[N], ConvertDesc cons
     for (int j = 0; j < N; ++j) out[j] = bits_as<DU>(convert<S, D>(bits_as<S>(in[j])));
     return;
   }
+  if (div == 0) {  // one channel for the whole chunk (a scale, or the channel is an outer mode)
+    float const mean = coef.mean[c0], mul = coef.mul[c0];
+    CUTE_UNROLL
+    for (int j = 0; j < N; ++j) out[j] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(in[j]), mean, mul));
+    return;
+  }
   std::int64_t rr = r0, cc = c0;
   CUTE_UNROLL
   for (int j = 0; j < N; ++j) {
