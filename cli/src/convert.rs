@@ -36,7 +36,8 @@ fn route_json(plan: &ConvertPlan) -> serde_json::Value {
         } => json!({
             "family": "Convert", "atom": "Convert128", "kind": "tile", "mode_a": mode_a,
             "mode_b": mode_b, "tile": [tile.1, tile.0], "tiles": tiles.2,
-            "load": "element", "store": "element",
+            "load": if plan.coalesced.0.stride()[*mode_a] == 1 { "vector" } else { "element" },
+            "store": if plan.coalesced.1.stride()[*mode_b] == 1 { "vector" } else { "element" },
         }),
     }
 }

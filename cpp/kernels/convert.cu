@@ -18,7 +18,8 @@
 //    covers inside the row is one UniversalCopy<uint128_t> store; only a row's first and last
 //    partial vectors go element by element. A chunk's source is loaded as 16-byte vectors: one
 //    each where the row's source phase matches, else the aligned vectors around it, funnel-
-//    shifted into place (`realign`), when they lie inside the source span; else by element.
+//    shifted into place (`realign`), whenever they lie inside the source span (a row's first
+//    and last chunks too: what they hold outside the row is never stored); else by element.
 //  * Tile (the fastest modes differ): a block converts a (tile_b, tile_a) tile over modes
 //    (mode_b, mode_a): loaded along mode_a by consecutive threads, converted in registers, staged
 //    in shared memory as D, rows padded by one 32-bit word, stored along mode_b by consecutive
@@ -334,16 +335,19 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
     int const phase = vstore ? static_cast<int>((reinterpret_cast<std::uintptr_t>(drow) & 15) / DW) : 0;
     std::int64_t const e0 = static_cast<std::int64_t>(k) * kChunk - phase;  // (kChunk) elements from e0
     if (e0 >= n) continue;
-    bool const whole = e0 >= 0 && e0 + kChunk <= n;
 
-    // Load: (kChunk) source elements, 16-byte vectors where the chunk is whole.
+    // Load: (kChunk) source elements as 16-byte vectors wherever those vectors lie inside the
+    // source span, also for a row's first and last chunks: elements a chunk holds outside its
+    // row are converted but never stored. (Loading those chunks element by element diverged the
+    // warps that hold a row's edge: about 40% of the warp iterations of bf16 [64,1024,1023] ->
+    // f32 ran the element path, ncu 2026-12-03.)
     SU in[kChunk];
     bool loaded = false;
-    if (vload && whole) {
-      std::uint64_t const a = reinterpret_cast<std::uint64_t>(srow + e0 * SW);
+    if (vload) {
+      std::uint64_t const a = reinterpret_cast<std::uint64_t>(srow) + static_cast<std::uint64_t>(e0 * SW);
       unsigned const m = static_cast<unsigned>(a & 15);
       uint4 v[C::kSVecs];
-      if (m == 0) {
+      if (m == 0 && a >= d.src && a + 16 * C::kSVecs <= span_end) {
         CUTE_UNROLL
         for (int i = 0; i < C::kSVecs; ++i) v[i] = reinterpret_cast<uint4 const*>(a)[i];
         loaded = true;
@@ -423,8 +427,10 @@ __global__ void __launch_bounds__(kThreads) convert_elementwise(__grid_constant_
 
 struct TileParams {
   ConvertDesc d;
-  FastDivmodU64 tiles_a, tiles_b;
-  FastDivmodU64 others[4];  // the other modes' extents, innermost first
+  // 32-bit divisors: a block index is below 2^31, so is every extent it decomposes into (a 32-bit
+  // FastDivmod is a mul.hi and a shift; the 64-bit one emulates a 64-bit mul.hi).
+  cutlass::FastDivmod tiles_a, tiles_b;
+  cutlass::FastDivmod others[4];  // the other modes' extents, innermost first
   int other_mode[4];
   int n_others;
   int log_ta, log_tb;
@@ -442,12 +448,12 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
   ConvertDesc const& d = p.d;
   int const ta = 1 << p.log_ta, tb = 1 << p.log_tb, pitch = ta + kTilePad<DW>, n_tile = ta * tb;
   // This block's tile: (ia, ib) and the other modes' coordinates.
-  std::uint64_t t = blockIdx.x, ia, ib;
+  int t = static_cast<int>(blockIdx.x), ia, ib;
   t = p.tiles_a.divmod(ia, t);
   t = p.tiles_b.divmod(ib, t);
   std::int64_t so = 0, dof = 0, cx = 0;
   for (int i = 0; i < p.n_others; ++i) {
-    std::uint64_t x;
+    int x;
     t = p.others[i].divmod(x, t);
     int const m = p.other_mode[i];
     so += static_cast<std::int64_t>(x) * d.src_stride[m];
@@ -505,9 +511,13 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
     tile[bl * pitch + al] = bits_as<DU>(y);
   };
 
-  // Small quotients without a divide: x / n for 0 <= x < 2^20, n >= 1, by a float reciprocal
-  // (exact: the error is below 0.5 / n).
+  // Small quotients without a divide: x / n for 0 <= x < 2^20, 1 <= n <= 2^20, by an approximate
+  // float reciprocal (rcp.approx, relative error below 2^-23: with the product's rounding the
+  // error of (x + 0.5) / n stays below 0.19 / n, inside the 0.5 / n that separates it from an
+  // integer, so the quotient is exact). An IEEE division here was a 200-instruction routine per
+  // warp and per side, the largest cost of a small tile (ncu, 2026-12-03).
   auto quot = [](int x, float inv) { return static_cast<int>((static_cast<float>(x) + 0.5f) * inv); };
+  auto rcp = [](int n) { return __fdividef(1.0f, static_cast<float>(n)); };
   constexpr int kLogSW = SW == 1 ? 0 : SW == 2 ? 1 : SW == 4 ? 2 : 3;
   constexpr int kLogDW = DW == 1 ? 0 : DW == 2 ? 1 : DW == 4 ? 2 : 3;
   if (sa == 1) {
@@ -521,7 +531,7 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
     int const len = flat ? na * nb : na;
     int const groups = (len * SW + 15) / 16 / kGroup + 1;  // vector groups per run
     int const slots = runs * groups * kGroup;
-    float const inv_groups = 1.0f / static_cast<float>(groups), inv_na = 1.0f / static_cast<float>(na);
+    float const inv_groups = rcp(groups), inv_na = rcp(na);
     std::uint64_t const run0 = reinterpret_cast<std::uint64_t>(src + (flat ? b0 * sb : a0 + b0 * sb) * SW);
     std::int64_t const step = sb * SW;  // bytes from one run to the next
     std::uint64_t const span_end = d.src + static_cast<std::uint64_t>(d.src_span);
@@ -609,7 +619,7 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
     int const len = flat ? na * nb : nb;
     int const groups = (len * DW + 15) / 16 / kGroup + 1;
     int const slots = runs * groups * kGroup;
-    float const inv_groups = 1.0f / static_cast<float>(groups), inv_nb = 1.0f / static_cast<float>(nb);
+    float const inv_groups = rcp(groups), inv_nb = rcp(nb);
     std::uint64_t const run0 = reinterpret_cast<std::uint64_t>(dst + (flat ? a0 * da : b0 + a0 * da) * DW);
     std::int64_t const step = da * DW;
     for (int base = 0; base < slots; base += kThreads * kVecsPerThread) {
@@ -716,13 +726,13 @@ void run(ConvertDesc const& d) {
   } else {
     TileParams p{};
     p.d = d;
-    p.tiles_a = FastDivmodU64(static_cast<std::uint64_t>(d.tiles_a));
-    p.tiles_b = FastDivmodU64(static_cast<std::uint64_t>(d.tiles_b));
+    p.tiles_a = cutlass::FastDivmod(static_cast<int>(d.tiles_a));
+    p.tiles_b = cutlass::FastDivmod(static_cast<int>(d.tiles_b));
     p.n_others = 0;
     for (int m = static_cast<int>(d.rank) - 1; m >= 0; --m) {
       if (m == static_cast<int>(d.mode_a) || m == static_cast<int>(d.mode_b)) continue;
       p.other_mode[p.n_others] = m;
-      p.others[p.n_others++] = FastDivmodU64(static_cast<std::uint64_t>(d.shape[m]));
+      p.others[p.n_others++] = cutlass::FastDivmod(static_cast<int>(d.shape[m]));
     }
     p.log_ta = log2_of(d.tile_a);
     p.log_tb = log2_of(d.tile_b);
