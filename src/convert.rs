@@ -24,9 +24,6 @@ const UNROLL: usize = 2;
 const TILE_ELEMS: usize = 4096;
 /// The longest side of a tile (`kMaxTileSide`): the shared-memory stage stays under 48 KiB.
 const MAX_TILE_SIDE: usize = 1024;
-/// The largest source step (bytes) along the destination's fastest mode that the elementwise
-/// route gathers element by element instead of staging a tile.
-const GATHER_STEP_BYTES: usize = 16;
 /// Channels whose mean and multiplier travel in the descriptor; more go through a device array.
 pub const CHANNELS_BY_VALUE: usize = 16;
 
@@ -387,13 +384,7 @@ impl ConvertPlan {
                 .unwrap_or(0)
         };
         let (mode_a, mode_b) = (fastest(ss), r - 1);
-        let sw = src_dtype.size_bytes();
-        // Gather: the source steps the destination's unit-stride fastest mode by a few bytes (a
-        // short mode inside it, NHWC -> NCHW): elementwise along that mode, each source element
-        // loaded alone. A warp's loads then stay inside a few sectors that L1 serves to the
-        // warps of the neighbouring rows, and nothing is staged.
-        let gather = ds[r - 1] == 1 && ss[r - 1] > 1 && ss[r - 1] * sw <= GATHER_STEP_BYTES;
-        let route = if mode_a == mode_b || r == 1 || gather {
+        let route = if mode_a == mode_b || r == 1 {
             let (sw, dw) = (src_dtype.size_bytes(), dst_dtype.size_bytes());
             let chunk = 32 / sw.min(dw);
             let n = shape[r - 1];
@@ -479,17 +470,11 @@ impl ConvertPlan {
                 chunks_per_row,
                 ..
             } => {
-                let (cs, _) = &self.coalesced;
-                let step = cs.stride().last().copied().unwrap_or(1);
-                r.push(if step <= 1 {
-                    format!("the fastest mode is the same on both sides: elementwise, a thread converts {chunk} consecutive elements (32 bytes of the narrower type) in registers between its loads and its stores")
-                } else {
-                    format!("the source steps the destination's fastest mode by {} bytes (at most {GATHER_STEP_BYTES}): elementwise along it, a thread converts {chunk} consecutive destination elements, each source element gathered alone (a warp's loads stay within a few sectors that L1 serves to the neighbouring rows), nothing staged in shared memory", step * self.src_dtype.size_bytes())
-                });
+                r.push(format!(
+                    "the fastest mode is the same on both sides: elementwise, a thread converts {chunk} consecutive elements (32 bytes of the narrower type) in registers between its loads and its stores"
+                ));
                 r.push(if *vector_load {
                     format!("loads: 16-byte vectors ({} elements), one per vector where the row's source phase matches, else the aligned vectors around the chunk funnel-shifted into place (realigned) inside the source span", 16 / self.src_dtype.size_bytes())
-                } else if step > 1 && step * self.src_dtype.size_bytes() <= GATHER_STEP_BYTES {
-                    format!("loads: element by element, gathered at a step of {step} elements")
                 } else {
                     "loads: element by element (the source's fastest mode is strided)".into()
                 });
@@ -747,47 +732,26 @@ mod tests {
     }
 
     #[test]
-    fn a_short_source_step_is_gathered_and_a_long_one_takes_a_tile_cut_to_the_short_mode() {
+    fn transposes_take_a_tile_cut_to_a_short_mode() {
         // u8 NHWC [64,224,224,3] -> f32 NCHW, normalized over C
         let src = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
         let cvt = Convert::new().normalize(1, &[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]);
         let p = ConvertPlan::new(DType::U8, DType::F32, src, rm(&[64, 3, 224, 224]), &cvt).unwrap();
-        // the source steps the destination's fastest mode (H*W) by 3 bytes: gathered
-        let ConvertRoute::Elementwise {
-            vector_load,
-            vector_store,
-            ..
-        } = p.route
-        else {
-            panic!("{p}")
-        };
-        assert!(!vector_load && vector_store, "{p}");
-        assert!(p.to_string().contains("gathered alone"), "{p}");
-        // the channel mode survives coalescing as mode 1 with div 1
-        assert_eq!(p.channel, Some((1, 1)), "{p}");
-        // the other way (NCHW -> NHWC) the source steps C by H*W elements: a tile cut to C
-        let back = ConvertPlan::new(
-            DType::U8,
-            DType::F32,
-            rm(&[64, 3, 224, 224]).permute(&[0, 2, 3, 1]).unwrap(),
-            rm(&[64, 224, 224, 3]),
-            &Convert::new().normalize(3, &[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]),
-        )
-        .unwrap();
         let ConvertRoute::Tile {
             mode_a,
             mode_b,
             tile,
             ..
-        } = back.route
+        } = p.route
         else {
-            panic!("{back}")
+            panic!("{p}")
         };
-        let (cs, cd) = &back.coalesced;
-        assert_eq!(cs.stride()[mode_a], 1, "{back}");
-        assert_eq!(cd.stride()[mode_b], 1, "{back}");
-        assert_eq!(tile, (1024, 4), "{back}");
-        assert_eq!(back.channel, Some((mode_b, 1)), "{back}");
+        let (cs, cd) = &p.coalesced;
+        assert_eq!(cs.stride()[mode_a], 1, "{p}");
+        assert_eq!(cd.stride()[mode_b], 1, "{p}");
+        assert_eq!(tile, (4, 1024), "{p}");
+        // the channel mode survives coalescing as mode_a with div 1
+        assert_eq!(p.channel, Some((mode_a, 1)), "{p}");
         let (mean, mul) = p.coefficients.clone().unwrap();
         assert_eq!(mean, vec![1.0, 2.0, 3.0]);
         assert_eq!(mul[1], 1.0f32 / 5.0);

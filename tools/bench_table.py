@@ -6,8 +6,9 @@ With --torch (tools/torch_anchor.py --json, same device call), also prints the "
 per align_* group, the automatic plan's GB/s, its ratio to the D2D memcpy of the same bytes
 measured in the same group (d2d_same_bytes), torch copy_ on the same views, and x torch; and the
 "Layouts" table (layout_* groups but layout_any_*). The "Layouts at any shape" table (layout_any_*
-groups, torch_anchor.py --any-shape) is printed whenever the log has those groups, its torch
-columns from --torch when given.
+groups, torch_anchor.py --any-shape) and the "Conversions" table (convert_* groups,
+torch_anchor.py --convert) are printed whenever the log has those groups, their torch columns from
+--torch when given.
 Prints, per group, each function's GB/s (10^9 bytes/s, converted from criterion's GiB/s median),
 its ratio to the D2D cudaMemcpyAsync limit measured in the same run, and to cudaMemcpy2DAsync of
 the same shape where the group has it. Launch-overhead rows are printed as times.
@@ -108,6 +109,24 @@ def any_shape_table(gbps, torch_rows):
               f"{gcols} | {ratio(eager, td2d)} | {ratio(comp, td2d)} | {ratio(gv or v, comp)} |")
 
 
+def convert_table(gbps, torch_rows):
+    """"Conversions": convert_tensor's GB/s (bytes read + written) and its ratio to the D2D of the
+    same bytes in the same criterion group; torch eager and torch.compile of the same expression
+    (torch_anchor.py --convert) and convert_tensor's GB/s over each."""
+    torch = {r["group"]: r for r in torch_rows}
+    print("| copy | route | GB/s | x D2D | torch eager GB/s | x eager | torch.compile GB/s | x compile |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name, v in gbps.items():
+        g, f = name.split("/", 1)
+        if not g.startswith("convert_") or not f.startswith("convert_tensor/"):
+            continue
+        t = torch.get(g, {})
+        eager, comp = t.get("torch_gbps"), t.get("compile_gbps")
+        print(f"| {g[len('convert_'):]} | {f[len('convert_tensor/'):]} | {v:.0f} | "
+              f"{ratio(v, gbps.get(f'{g}/d2d_same_bytes'), 3)} | {eager and f'{eager:.0f}' or '-'} | "
+              f"{ratio(v, eager)} | {comp and f'{comp:.0f}' or '-'} | {ratio(v, comp)} |")
+
+
 def main():
     rows = parse(sys.argv[1])
     gbps, times = {}, {}
@@ -151,6 +170,9 @@ def main():
     if any(k.startswith(ANY) for k in gbps):
         print()
         any_shape_table(gbps, torch_rows)
+    if any(k.startswith("convert_") for k in gbps):
+        print()
+        convert_table(gbps, torch_rows)
 
 
 if __name__ == "__main__":

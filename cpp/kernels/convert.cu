@@ -18,8 +18,7 @@
 //    covers inside the row is one UniversalCopy<uint128_t> store; only a row's first and last
 //    partial vectors go element by element. A chunk's source is loaded as 16-byte vectors: one
 //    each where the row's source phase matches, else the aligned vectors around it, funnel-
-//    shifted into place (`realign`), whenever they lie inside the source span (a row's first
-//    and last chunks too: what they hold outside the row is never stored); else by element.
+//    shifted into place (`realign`), when they lie inside the source span; else by element.
 //  * Tile (the fastest modes differ): a block converts a (tile_b, tile_a) tile over modes
 //    (mode_b, mode_a): loaded along mode_a by consecutive threads, converted in registers, staged
 //    in shared memory as D, rows padded by one 32-bit word, stored along mode_b by consecutive
@@ -335,19 +334,16 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
     int const phase = vstore ? static_cast<int>((reinterpret_cast<std::uintptr_t>(drow) & 15) / DW) : 0;
     std::int64_t const e0 = static_cast<std::int64_t>(k) * kChunk - phase;  // (kChunk) elements from e0
     if (e0 >= n) continue;
+    bool const whole = e0 >= 0 && e0 + kChunk <= n;
 
-    // Load: (kChunk) source elements as 16-byte vectors wherever those vectors lie inside the
-    // source span, also for a row's first and last chunks: elements a chunk holds outside its
-    // row are converted but never stored. (Loading those chunks element by element diverged the
-    // warps that hold a row's edge: about 40% of the warp iterations of bf16 [64,1024,1023] ->
-    // f32 ran the element path, ncu 2026-12-03.)
+    // Load: (kChunk) source elements, 16-byte vectors where the chunk is whole.
     SU in[kChunk];
     bool loaded = false;
-    if (vload) {
-      std::uint64_t const a = reinterpret_cast<std::uint64_t>(srow) + static_cast<std::uint64_t>(e0 * SW);
+    if (vload && whole) {
+      std::uint64_t const a = reinterpret_cast<std::uint64_t>(srow + e0 * SW);
       unsigned const m = static_cast<unsigned>(a & 15);
       uint4 v[C::kSVecs];
-      if (m == 0 && a >= d.src && a + 16 * C::kSVecs <= span_end) {
+      if (m == 0) {
         CUTE_UNROLL
         for (int i = 0; i < C::kSVecs; ++i) v[i] = reinterpret_cast<uint4 const*>(a)[i];
         loaded = true;
@@ -515,7 +511,8 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
   // float reciprocal (rcp.approx, relative error below 2^-23: with the product's rounding the
   // error of (x + 0.5) / n stays below 0.19 / n, inside the 0.5 / n that separates it from an
   // integer, so the quotient is exact). An IEEE division here was a 200-instruction routine per
-  // warp and per side, the largest cost of a small tile (ncu, 2026-12-03).
+  // warp and per side: a quarter of the instructions of the crop's small tiles (ncu,
+  // 2026-12-03); without it and the 64-bit divmods those copies ran 4-6% faster.
   auto quot = [](int x, float inv) { return static_cast<int>((static_cast<float>(x) + 0.5f) * inv); };
   auto rcp = [](int n) { return __fdividef(1.0f, static_cast<float>(n)); };
   constexpr int kLogSW = SW == 1 ? 0 : SW == 2 ? 1 : SW == 4 ? 2 : 3;
