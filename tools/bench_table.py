@@ -50,18 +50,24 @@ def median(field, table):
         return None
 
 
+def functions(gbps, group, function, skip=None):
+    """(group, the function's name after `function`, GB/s) of every measurement whose group
+    starts with `group` (and not with `skip`) and whose function starts with `function`."""
+    for name, v in gbps.items():
+        g, f = name.split("/", 1)
+        if g.startswith(group) and not (skip and g.startswith(skip)) and f.startswith(function):
+            yield g, f[len(function):], v
+
+
 def alignment_table(gbps, torch_rows):
     torch = {r["group"]: r for r in torch_rows}
     print("| shape (group) | plan | GB/s | x D2D (same bytes) | torch copy_ GB/s | x torch | element-width plan GB/s |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-    for name, v in gbps.items():
-        g, f = name.split("/", 1)
-        if not g.startswith("align_") or not f.startswith("auto/"):
-            continue
+    for g, f, v in functions(gbps, "align_", "auto/"):
         d2d = gbps.get(f"{g}/d2d_same_bytes")
         old = next((x for k, x in gbps.items() if k.startswith(f"{g}/element_width/")), None)
         t = torch.get(g, {}).get("torch_gbps")
-        print(f"| {g[len('align_'):]} | {f[len('auto/'):]} | {v:.0f} | {v / d2d:.3f} | "
+        print(f"| {g[len('align_'):]} | {f} | {v:.0f} | {v / d2d:.3f} | "
               f"{t:.0f} | {v / t:.2f} | {old and f'{old:.0f}' or '(same)'} |" if t and d2d else f"| {g} | {v:.0f} |")
 
 
@@ -69,14 +75,11 @@ def layout_table(gbps, torch_rows):
     torch = {r["group"]: r for r in torch_rows}
     print("| copy (group) | route | GB/s | x D2D (same bytes) | torch eager GB/s | x torch |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
-    for name, v in gbps.items():
-        g, f = name.split("/", 1)
-        if not g.startswith("layout_") or g.startswith(ANY) or not f.startswith("copy_tensor/"):
-            continue
+    for g, f, v in functions(gbps, "layout_", "copy_tensor/", skip=ANY):
         d2d = gbps.get(f"{g}/d2d_same_bytes")
         t = torch.get(g, {}).get("torch_gbps")
         tcol = f"{t:.0f} | {v / t:.2f}" if t else "- | -"
-        print(f"| {g[len('layout_'):]} | {f[len('copy_tensor/'):]} | {v:.0f} | {v / d2d:.3f} | {tcol} |")
+        print(f"| {g[len('layout_'):]} | {f} | {v:.0f} | {v / d2d:.3f} | {tcol} |")
 
 
 ANY = "layout_any_"
@@ -97,13 +100,10 @@ def any_shape_table(gbps, torch_rows):
     print("| shape | cute-copy GB/s | x D2D | graph-timed GB/s | x D2D graph-timed "
           "| torch eager x D2D | torch.compile x D2D | cute-copy / torch.compile |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for name, v in gbps.items():
-        g, f = name.split("/", 1)
-        if not g.startswith(ANY) or not f.startswith("copy_tensor/"):
-            continue
+    for g, f, v in functions(gbps, ANY, "copy_tensor/"):
         t = torch.get(g, {})
         eager, comp, td2d = t.get("torch_gbps"), t.get("compile_gbps"), t.get("d2d_gbps")
-        gv = gbps.get(f"{g}/copy_tensor_graph/{f[len('copy_tensor/'):]}")
+        gv = gbps.get(f"{g}/copy_tensor_graph/{f}")
         gcols = f"{gv:.0f} | {ratio(gv, gbps.get(f'{g}/d2d_graph'), 3)}" if gv else "- | -"
         print(f"| {g[len(ANY):]} | {v:.0f} | {ratio(v, gbps.get(f'{g}/d2d_same_bytes'), 3)} | "
               f"{gcols} | {ratio(eager, td2d)} | {ratio(comp, td2d)} | {ratio(gv or v, comp)} |")
@@ -116,13 +116,10 @@ def convert_table(gbps, torch_rows):
     torch = {r["group"]: r for r in torch_rows}
     print("| copy | route | GB/s | x D2D | torch eager GB/s | x eager | torch.compile GB/s | x compile |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for name, v in gbps.items():
-        g, f = name.split("/", 1)
-        if not g.startswith("convert_") or not f.startswith("convert_tensor/"):
-            continue
+    for g, f, v in functions(gbps, "convert_", "convert_tensor/"):
         t = torch.get(g, {})
         eager, comp = t.get("torch_gbps"), t.get("compile_gbps")
-        print(f"| {g[len('convert_'):]} | {f[len('convert_tensor/'):]} | {v:.0f} | "
+        print(f"| {g[len('convert_'):]} | {f} | {v:.0f} | "
               f"{ratio(v, gbps.get(f'{g}/d2d_same_bytes'), 3)} | {eager and f'{eager:.0f}' or '-'} | "
               f"{ratio(v, eager)} | {comp and f'{comp:.0f}' or '-'} | {ratio(v, comp)} |")
 
