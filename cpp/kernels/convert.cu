@@ -674,8 +674,10 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
   }
 }
 
+// 4 blocks per SM (64 registers, a few spilled words): small tiles are latency-bound, and a
+// fourth block in flight beat 3 blocks at 80 registers (H200, 2026-12-03: transpose 0.51 -> 0.60x).
 template <int SW, int DW>
-__global__ void __launch_bounds__(kThreads, 3) convert_tile(__grid_constant__ TileParams const p) {
+__global__ void __launch_bounds__(kThreads, 4) convert_tile(__grid_constant__ TileParams const p) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
   Coefficients const k = coefficients(p.d, s_mean, s_mul);
