@@ -1,6 +1,6 @@
 //! Criterion benchmarks of converting copies ("Conversions" in BENCHMARKS.md): each group times
-//! `convert_tensor` beside a D2D memcpy moving the same number of bytes (half of bytes read plus
-//! written each way). tools/torch_anchor.py --convert times torch eager and torch.compile of the
+//! `convert_tensor` (or `convert_scatter_rows` for the KV-cache write) beside a D2D memcpy moving
+//! the same number of bytes (half of bytes read plus written each way). tools/torch_anchor.py --convert times torch eager and torch.compile of the
 //! same expressions on the same shapes.
 //!
 //! Without a GPU every group prints a skip line and measures nothing.
@@ -54,6 +54,73 @@ fn bench_convert<S: Element, D: Element>(
     });
     bench_d2d(&mut g, stream, bytes);
     g.finish();
+}
+
+/// A KV-cache write into an FP8 pool (vLLM's reshape_and_cache with an fp8 cache): `tokens` new
+/// keys `[tokens, heads, head_dim]` of bf16 scattered with a scale into a pool of twice as many
+/// slots, `[slots, heads, head_dim]` FP8 E4M3, the slot mapping of sequences of 16-slot blocks
+/// in random block order; against D2D of the same bytes.
+fn bench_kv_scatter(
+    c: &mut Criterion,
+    stream: &Arc<CudaStream>,
+    (tokens, heads, head_dim): (usize, usize, usize),
+) {
+    let (block, slots) = (16, 2 * tokens);
+    let keys: Vec<bf16> = random_elements(tokens * heads * head_dim, 5);
+    let x =
+        DeviceTensor::from_host(stream, layout(&[tokens, heads, head_dim]), &keys).expect("upload");
+    drop(keys);
+    let mut pool =
+        DeviceTensor::<F8E4M3>::zeros(stream, layout(&[slots, heads, head_dim])).expect("alloc");
+    // block b of the tokens goes to pool block order[b]
+    let order: Vec<u64> = random_elements(slots / block, 6);
+    let mut blocks: Vec<usize> = (0..slots / block).collect();
+    blocks.sort_by_key(|&b| order[b]);
+    let mapping: Vec<i64> = (0..tokens)
+        .map(|t| (blocks[t / block] * block + t % block) as i64)
+        .collect();
+    let idx = cute_copy::upload_indices(stream, &mapping, slots).expect("indices");
+    let mut status = cute_copy::IndexStatus::new(stream).expect("status");
+    let scale = Convert::new().scale(448.0 / 6.0);
+    let plan = cute_copy::convert_scatter_rows(
+        &x.view(),
+        &idx,
+        &mut pool.view_mut(),
+        &scale,
+        &mut status,
+        stream,
+    )
+    .expect("plan");
+    status.check(stream).expect("indices in range");
+    let bytes = plan.bytes_moved() as u64;
+    let mut g = c.benchmark_group(format!(
+        "convert_kv_scatter_{tokens}x{heads}x{head_dim}_scaled_bf16_to_f8e4m3"
+    ));
+    g.throughput(Throughput::Bytes(bytes));
+    g.bench_function(
+        BenchmarkId::new("convert_scatter_rows", "elementwise"),
+        |b| {
+            b.iter_custom(|k| {
+                gpu_time(stream, k, || {
+                    cute_copy::convert_scatter_rows(
+                        &x.view(),
+                        &idx,
+                        &mut pool.view_mut(),
+                        &scale,
+                        &mut status,
+                        stream,
+                    )
+                    .map(|_| ())
+                })
+            })
+        },
+    );
+    bench_d2d(&mut g, stream, bytes);
+    g.finish();
+}
+
+fn layout(shape: &[usize]) -> Layout {
+    Layout::row_major(shape).expect("layout")
 }
 
 /// The shapes: f32 -> bf16 16384^2 packed and transposed; f16 -> FP8 E4M3 with a scale,
@@ -112,6 +179,7 @@ fn benches(c: &mut Criterion) {
         (frames, at, to_nhwc),
         &norm3,
     );
+    bench_kv_scatter(c, &stream, (65536, 8, 128));
 }
 
 criterion_group! {

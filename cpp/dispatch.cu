@@ -257,13 +257,26 @@ void launch_convert(ConvertDesc const& t) {
   require(t.rank >= 1 && t.rank <= 6, "rank must be 1 .. 6");
   require(t.mode_a < t.rank && t.mode_b < t.rank, "tile modes outside the rank");
   require(t.src % sw == 0 && t.dst % dw == 0 && t.src != 0 && t.dst != 0, "address not aligned to the element");
+  bool const indexed = t.src_index != 0 || t.dst_index != 0;
+  if (indexed) {
+    require(t.kind == ConvertKind::Elementwise && t.rank >= 2, "index-driven: elementwise over items and a row");
+    require((t.index_bytes == 4 || t.index_bytes == 8) && t.index_stride >= 1 && t.status != 0 &&
+                t.src_index % t.index_bytes == 0 && t.dst_index % t.index_bytes == 0,
+            "index-driven: indices of 4 or 8 bytes, aligned, and a status buffer");
+    require(t.src_items >= 0 && t.dst_items >= 0 && (t.src_index != 0 || t.src_items >= t.shape[0]) &&
+                (t.dst_index != 0 || t.dst_items >= t.shape[0]),
+            "index-driven: item counts");
+  }
+  // The source span: of `src_items` items along mode 0 when the source is indexed.
   std::int64_t cosize = 1, others = 1, rows = 1;
   for (std::uint32_t m = 0; m < t.rank; ++m) {
     require(t.shape[m] >= 1 && t.src_stride[m] >= 0 && t.dst_stride[m] >= 0, "bad shape or stride");
-    cosize += (t.shape[m] - 1) * t.src_stride[m];
+    std::int64_t const extent = m == 0 && t.src_index != 0 ? t.src_items : t.shape[m];
+    cosize += (extent - 1) * t.src_stride[m];
     if (m != t.mode_a && m != t.mode_b) others *= t.shape[m];
     if (m + 1 < t.rank) rows *= t.shape[m];
   }
+  if (t.src_index != 0 && t.src_items == 0) cosize = 0;
   require(t.src_span == cosize * sw, "source span does not match the layout");
   require(t.affine <= 1, "bad affine flag");
   if (t.affine) {

@@ -1,7 +1,9 @@
 //! Copies that convert on the way, with `convert_tensor`: camera frames u8 NHWC -> f32 NCHW
 //! normalized with ImageNet's mean and std (one launch instead of a permute, a cast and a
 //! normalize), activations f32 -> bf16, and attention heads f16 [B,H,S,D] -> FP8 E4M3
-//! [B,S,H,D] with a scale; each checked against the host model of the conversion, then timed.
+//! [B,S,H,D] with a scale; and with `convert_scatter_rows`, new bf16 keys written into an FP8
+//! KV-cache pool at a slot mapping (padding slots -1) with a scale. Each is checked against the
+//! host model of the conversion, then timed.
 //!
 //!   cargo run --release --example convert_frames
 //!
@@ -15,9 +17,11 @@ use std::sync::Arc;
 use common::no_gpu;
 use cute_copy::cudarc::driver::CudaStream;
 use cute_copy::reference::{expected_tensor_convert, random_elements, same_value};
-use cute_copy::{Convert, DeviceTensor, Element, Layout};
+use cute_copy::{Convert, DeviceTensor, Element, IndexStatus, Layout};
 
 const ITERS: usize = 20;
+
+type F8 = float8::F8E4M3;
 
 fn main() -> ExitCode {
     let stream = match cute_copy::stream(0) {
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
             &[0, 2, 1, 3],
             &Convert::new().scale(64.0),
         )?;
+        kv_write_fp8(&stream, (4096, 8, 128))?;
         Ok(())
     };
     match run() {
@@ -92,6 +97,88 @@ fn convert<S: Element, D: Element>(
         cute_copy::convert_tensor(&xv, &mut y.view_mut(), spec, stream).map(|_| ())
     })?;
     println!("\n{what}: {shape:?} permuted {order:?}, checked against the host model");
+    print!("{plan}");
+    println!(
+        "  {:.3} ms per launch, {:.0} GB/s read + written",
+        ms,
+        cute_copy::timing::gbps(plan.bytes_moved(), ms)
+    );
+    Ok(())
+}
+
+/// vLLM's reshape_and_cache into an FP8 cache: `tokens` keys `[tokens, heads, head_dim]` of bf16,
+/// scaled by 1 / 0.05 and written as FP8 E4M3 into a pool of twice as many slots at a slot
+/// mapping (every 7th token a padding token, -1), in one launch.
+fn kv_write_fp8(
+    stream: &Arc<CudaStream>,
+    (tokens, heads, head_dim): (usize, usize, usize),
+) -> Result<(), Box<dyn std::error::Error>> {
+    let slots = 2 * tokens;
+    let (keys, pool) = (
+        Layout::row_major(&[tokens, heads, head_dim])?,
+        Layout::row_major(&[slots, heads, head_dim])?,
+    );
+    let host: Vec<half::bf16> = random_elements(keys.size(), 12);
+    let x = DeviceTensor::from_host(stream, keys, &host)?;
+    let mut cache = DeviceTensor::<F8>::zeros(stream, pool)?;
+    let mapping: Vec<i64> = (0..tokens as i64)
+        .map(|t| {
+            if t % 7 == 6 {
+                -1
+            } else {
+                (t * 37) % slots as i64
+            }
+        })
+        .collect();
+    let idx = cute_copy::upload_indices(stream, &mapping, slots)?;
+    let mut status = IndexStatus::new(stream)?;
+    let scale = Convert::new().scale(1.0 / 0.05);
+    let plan = cute_copy::convert_scatter_rows(
+        &x.view(),
+        &idx,
+        &mut cache.view_mut(),
+        &scale,
+        &mut status,
+        stream,
+    )?;
+    status.check(stream)?;
+    // the host model: each written slot is the token's row converted, every other slot stays 0
+    let row = heads * head_dim;
+    let one = Layout::row_major(&[row])?;
+    let mut want = vec![<F8 as Element>::from_bits(0); pool.size()];
+    for (t, &slot) in mapping.iter().enumerate() {
+        if slot >= 0 {
+            want = expected_tensor_convert(
+                &host,
+                (t * row, &one),
+                &want,
+                (slot as usize * row, &one),
+                &scale,
+            )?;
+        }
+    }
+    let got = cache.to_host(stream)?;
+    let bad = got
+        .iter()
+        .zip(&want)
+        .filter(|(&g, &w)| !same_value(F8::DTYPE, Element::to_bits(g), Element::to_bits(w)))
+        .count();
+    if bad != 0 {
+        return Err(format!("KV-cache write: {bad} elements differ from the host model").into());
+    }
+    let ms = cute_copy::timing::time_launches(stream, 3, ITERS, || {
+        cute_copy::convert_scatter_rows(
+            &x.view(),
+            &idx,
+            &mut cache.view_mut(),
+            &scale,
+            &mut status,
+            stream,
+        )
+        .map(|_| ())
+    })?;
+    status.check(stream)?;
+    println!("\nKV-cache write: {tokens} bf16 tokens [{heads}, {head_dim}] -> FP8 E4M3 pool of {slots} slots, checked against the host model");
     print!("{plan}");
     println!(
         "  {:.3} ms per launch, {:.0} GB/s read + written",

@@ -305,6 +305,116 @@ pub struct ConvertPlan {
     pub channel: Option<(usize, usize)>,
     /// The route and its launch.
     pub route: ConvertRoute,
+    /// Index-driven copies ([`convert_gather_rows`](crate::convert_gather_rows) and its
+    /// siblings): what the indices address, `None` for a layout-to-layout copy.
+    pub indexed: Option<ItemIndex>,
+}
+
+/// What the indices of an index-driven converting copy address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexKind {
+    /// `dst[i] = src[indices[i]]`: one index per destination item.
+    Gather,
+    /// `dst[indices[i]] = src[i]`: one index per source item.
+    Scatter,
+    /// `dst[pairs[2k + 1]] = src[pairs[2k]]`: a block table of (source, destination) pairs.
+    BlockTable,
+}
+
+impl IndexKind {
+    fn name(self) -> &'static str {
+        match self {
+            IndexKind::Gather => "row gather",
+            IndexKind::Scatter => "row scatter",
+            IndexKind::BlockTable => "block copy",
+        }
+    }
+    /// Entries per item in the index array.
+    fn stride(self) -> usize {
+        if self == IndexKind::BlockTable {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// The items of an index-driven converting copy: an item is `block_rows` consecutive entries of
+/// mode 0 of a view (a row of a matrix, a `[block_size, heads, head_dim]` block of a paged pool),
+/// and mode 0 of the plan's coalesced layouts walks the items of the launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ItemIndex {
+    /// What the indices address.
+    pub kind: IndexKind,
+    /// Entries of mode 0 per item (1 for a row gather or scatter).
+    pub block_rows: usize,
+    /// Items the launch walks: one per index (a gather: the destination's items; a scatter: the
+    /// source's), or one per block-table pair.
+    pub items: usize,
+    /// Whole items of the source and of the destination: an index at or past its side's count
+    /// is skipped and counted in the [`IndexStatus`](crate::IndexStatus).
+    pub src_items: usize,
+    /// Whole items of the destination.
+    pub dst_items: usize,
+    /// Bytes per index (4: `i32`, 8: `i64`).
+    pub index_bytes: usize,
+}
+
+impl ItemIndex {
+    /// Whether the source's items are looked up (else item `i` is the source's item `i`).
+    pub fn source_indexed(&self) -> bool {
+        self.kind != IndexKind::Scatter
+    }
+    /// Whether the destination's items are looked up.
+    pub fn destination_indexed(&self) -> bool {
+        self.kind != IndexKind::Gather
+    }
+}
+
+/// The elementwise route over coalesced `shape` with strides `ss` / `ds` (the last mode fastest
+/// on both sides): chunks of 32 bytes of the narrower type, each row's chunks phased to the
+/// destination's 16-byte grid.
+fn elementwise_route(
+    src_dtype: DType,
+    dst_dtype: DType,
+    shape: &[usize],
+    ss: &[usize],
+    ds: &[usize],
+) -> ConvertRoute {
+    let r = shape.len();
+    let (sw, dw) = (src_dtype.size_bytes(), dst_dtype.size_bytes());
+    let chunk = 32 / sw.min(dw);
+    let n = shape[r - 1];
+    let vector_store = ds[r - 1] == 1;
+    let phase = if vector_store { 16 / dw - 1 } else { 0 };
+    let rows: usize = shape[..r - 1].iter().product();
+    let chunks_per_row = (n + phase).div_ceil(chunk);
+    let blocks = (rows * chunks_per_row).div_ceil(THREADS * UNROLL);
+    ConvertRoute::Elementwise {
+        chunk,
+        rows,
+        chunks_per_row,
+        vector_load: ss[r - 1] == 1,
+        vector_store,
+        blocks,
+    }
+}
+
+/// [`Error::GridTooLarge`] when the route launches more blocks than a 1D grid holds.
+fn check_grid(route: &ConvertRoute) -> Result<()> {
+    let grid = match route {
+        ConvertRoute::Elementwise { blocks, .. } => *blocks,
+        ConvertRoute::Tile { tiles, .. } => tiles.2,
+        ConvertRoute::Empty => 0,
+    };
+    if grid > i32::MAX as usize {
+        return Err(Error::GridTooLarge {
+            what: "convert blocks".into(),
+            count: grid as u64,
+            max: i32::MAX as u64,
+        });
+    }
+    Ok(())
 }
 
 fn next_pow2(n: usize) -> usize {
@@ -356,6 +466,7 @@ impl ConvertPlan {
             coefficients: coefficients.clone(),
             channel,
             route,
+            indexed: None,
         };
         if src.size() == 0 {
             return Ok(plan((src, dst), None, ConvertRoute::Empty));
@@ -385,22 +496,7 @@ impl ConvertPlan {
         };
         let (mode_a, mode_b) = (fastest(ss), r - 1);
         let route = if mode_a == mode_b || r == 1 {
-            let (sw, dw) = (src_dtype.size_bytes(), dst_dtype.size_bytes());
-            let chunk = 32 / sw.min(dw);
-            let n = shape[r - 1];
-            let vector_store = ds[r - 1] == 1;
-            let phase = if vector_store { 16 / dw - 1 } else { 0 };
-            let rows: usize = shape[..r - 1].iter().product();
-            let chunks_per_row = (n + phase).div_ceil(chunk);
-            let blocks = (rows * chunks_per_row).div_ceil(THREADS * UNROLL);
-            ConvertRoute::Elementwise {
-                chunk,
-                rows,
-                chunks_per_row,
-                vector_load: ss[r - 1] == 1,
-                vector_store,
-                blocks,
-            }
+            elementwise_route(src_dtype, dst_dtype, shape, ss, ds)
         } else {
             let tile = tile_extents(shape[mode_a], shape[mode_b]);
             let ta = shape[mode_a].div_ceil(tile.0);
@@ -416,19 +512,155 @@ impl ConvertPlan {
                 tiles: (ta, tb, ta * tb * others),
             }
         };
-        let grid = match &route {
-            ConvertRoute::Elementwise { blocks, .. } => *blocks,
-            ConvertRoute::Tile { tiles, .. } => tiles.2,
-            ConvertRoute::Empty => 0,
-        };
-        if grid > i32::MAX as usize {
-            return Err(Error::GridTooLarge {
-                what: "convert blocks".into(),
-                count: grid as u64,
-                max: i32::MAX as u64,
+        check_grid(&route)?;
+        Ok(plan((cs, cd), channel, route))
+    }
+
+    /// Plan an index-driven copy of `src` (elements of `src_dtype`) into `dst` (of `dst_dtype`),
+    /// converting as `convert` says: items are `block_rows` consecutive entries of mode 0 of each
+    /// view (the other modes of equal shape, any strides), looked up through an index array of
+    /// `table_len` entries of `index_bytes` as `kind` says. Always the elementwise route, mode 0
+    /// of the coalesced layouts walking the items; a normalization's channel mode is one of the
+    /// item's modes (1 ..). Pure.
+    pub fn indexed(
+        (src_dtype, dst_dtype): (DType, DType),
+        (src, dst): (Layout, Layout),
+        kind: IndexKind,
+        block_rows: usize,
+        (table_len, index_bytes): (usize, usize),
+        convert: &Convert,
+    ) -> Result<ConvertPlan> {
+        let rule = conversion(src_dtype, dst_dtype)?;
+        if src.rank() != dst.rank() || src.shape()[1..] != dst.shape()[1..] {
+            return Err(Error::LayoutMismatch {
+                src: src.to_string(),
+                dst: dst.to_string(),
             });
         }
+        if block_rows == 0 {
+            return Err(Error::Shape("blocks of 0 rows".into()));
+        }
+        if !matches!(index_bytes, 4 | 8) {
+            return Err(Error::Unsupported(format!(
+                "indices of {index_bytes} bytes (i32 or i64 only)"
+            )));
+        }
+        if convert.channel_mode() == Some(0) {
+            return Err(Error::Normalize(
+                "an index-driven copy normalizes along a mode of its items (1 ..), not along the indexed mode 0".into(),
+            ));
+        }
+        let coefficients = convert.coefficients(dst.shape())?;
+        if !dst.is_injective() {
+            return Err(Error::DestinationNotInjective(dst.to_string()));
+        }
+        let (src_items, dst_items) = (src.shape()[0] / block_rows, dst.shape()[0] / block_rows);
+        let items = match kind {
+            IndexKind::Gather => dst_items,
+            IndexKind::Scatter => src_items,
+            IndexKind::BlockTable if table_len % 2 != 0 => {
+                return Err(Error::IndexCount {
+                    what: "a block table of (source, destination) pairs",
+                    got: table_len,
+                    expected: table_len + 1,
+                })
+            }
+            IndexKind::BlockTable => table_len / 2,
+        };
+        if table_len < items * kind.stride() {
+            return Err(Error::IndexCount {
+                what: match kind {
+                    IndexKind::Gather => "indices for the destination rows",
+                    _ => "indices for the source rows",
+                },
+                got: table_len,
+                expected: items * kind.stride(),
+            });
+        }
+        let indexed = Some(ItemIndex {
+            kind,
+            block_rows,
+            items,
+            src_items,
+            dst_items,
+            index_bytes,
+        });
+        let plan = |coalesced, channel, route| ConvertPlan {
+            src_dtype,
+            dst_dtype,
+            src,
+            dst,
+            coalesced,
+            rule,
+            coefficients: coefficients.clone(),
+            channel,
+            route,
+            indexed,
+        };
+        // An item: its `block_rows` entries of mode 0 (a mode of their own when more than one),
+        // then modes 1 .., coalesced; mode 0 of the launch walks the items.
+        let split = usize::from(block_rows > 1);
+        let mut shape = [1usize; MAX_RANK];
+        let mut strides = [[0usize; MAX_RANK]; 2];
+        let inner = src.rank() - 1 + split;
+        if split == 1 {
+            (shape[0], strides[0][0], strides[1][0]) =
+                (block_rows, src.stride()[0], dst.stride()[0]);
+        }
+        shape[split..inner].copy_from_slice(&src.shape()[1..]);
+        strides[0][split..inner].copy_from_slice(&src.stride()[1..]);
+        strides[1][split..inner].copy_from_slice(&dst.stride()[1..]);
+        if items == 0 || shape[..inner].contains(&0) {
+            return Ok(plan((src, dst), None, ConvertRoute::Empty));
+        }
+        let c = coalesce_modes(
+            &shape[..inner],
+            [&strides[0][..inner], &strides[1][..inner]],
+        );
+        if c.shape().len() + 1 > MAX_RANK {
+            return Err(Error::Unsupported(format!(
+                "an item of {} modes after coalescing: an index-driven copy walks items and at most {} item modes",
+                c.shape().len(),
+                MAX_RANK - 1
+            )));
+        }
+        let launch = |k: usize, item_stride: usize| {
+            let mut sh = vec![items];
+            sh.extend_from_slice(c.shape());
+            let mut st = vec![item_stride * block_rows];
+            st.extend_from_slice(c.stride(k));
+            Layout::new(&sh, &st)
+        };
+        let (cs, cd) = (launch(0, src.stride()[0])?, launch(1, dst.stride()[0])?);
+        let channel = convert.channel_mode().and_then(|cm| {
+            let o = cm - 1 + split;
+            c.groups().enumerate().find_map(|(m, g)| {
+                let at = g.iter().position(|&i| i as usize == o)?;
+                Some((m + 1, g[..at].iter().map(|&i| shape[i as usize]).product()))
+            })
+        });
+        let route = elementwise_route(src_dtype, dst_dtype, cs.shape(), cs.stride(), cd.stride());
+        check_grid(&route)?;
         Ok(plan((cs, cd), channel, route))
+    }
+
+    /// Bytes from the source's element 0 that the kernel may read: the coalesced source layout's
+    /// span, of the source's whole items when they are looked up.
+    fn source_span(&self) -> usize {
+        let cs = &self.coalesced.0;
+        let elems = match self.indexed {
+            Some(ix) if ix.source_indexed() => {
+                if ix.src_items == 0 {
+                    0
+                } else {
+                    // mode 0's extent `items` replaced by `src_items`
+                    let base = cs.cosize().unwrap_or(0) - (cs.shape()[0] - 1) * cs.stride()[0];
+                    base + (ix.src_items - 1) * cs.stride()[0]
+                }
+            }
+            _ => cs.cosize().unwrap_or(0),
+        };
+        elems * self.src_dtype.size_bytes()
     }
 
     /// The atom that runs the copy.
@@ -436,9 +668,12 @@ impl ConvertPlan {
         Atom::Convert128
     }
 
-    /// Bytes read plus bytes written.
+    /// Bytes read plus bytes written (an index-driven copy: when every index is in range).
     pub fn bytes_moved(&self) -> usize {
-        self.src.size() * (self.src_dtype.size_bytes() + self.dst_dtype.size_bytes())
+        if self.route == ConvertRoute::Empty {
+            return 0;
+        }
+        self.coalesced.0.size() * (self.src_dtype.size_bytes() + self.dst_dtype.size_bytes())
     }
 
     /// The reasons for the plan's choices, one line each.
@@ -449,6 +684,29 @@ impl ConvertPlan {
             self.dst_dtype,
             self.rule.text()
         )];
+        if let Some(ix) = self.indexed {
+            let item = if ix.block_rows == 1 {
+                "an item is one entry of mode 0 (a row)".to_string()
+            } else {
+                format!(
+                    "an item is {} consecutive entries of mode 0 (a block)",
+                    ix.block_rows
+                )
+            };
+            let how = match ix.kind {
+                IndexKind::Gather => "destination item i is source item indices[i]",
+                IndexKind::Scatter => "destination item indices[i] is source item i",
+                IndexKind::BlockTable => "destination item pairs[2k + 1] is source item pairs[2k]",
+            };
+            r.push(format!(
+                "index-driven ({}): {item}; {how}, for {} items of {}-byte indices read on the device (mode 0 of the coalesced layouts); a negative index skips its item, one at or past its side's items ({} source, {} destination) is skipped and counted in the status; always elementwise, so the item's own fastest mode must be the last on both sides for vectors",
+                ix.kind.name(),
+                ix.items,
+                ix.index_bytes,
+                ix.src_items,
+                ix.dst_items
+            ));
+        }
         match (&self.coefficients, self.channel) {
             (None, _) => {}
             (Some(_), None) => r.push(
@@ -518,7 +776,14 @@ impl ConvertPlan {
 
     /// The kernel descriptor for the views at `src` / `dst` (coordinate 0), the channel
     /// coefficients' device array at `params` (0 when they travel by value).
-    pub(crate) fn desc(&self, (src, dst): (u64, u64), params: u64, stream: u64) -> ConvertDesc {
+    /// An index-driven plan's index array and status buffer are at `index` (`(table, status)`).
+    pub(crate) fn desc(
+        &self,
+        (src, dst): (u64, u64),
+        params: u64,
+        index: Option<(u64, u64)>,
+        stream: u64,
+    ) -> ConvertDesc {
         let (cs, cd) = &self.coalesced;
         let mut d = ConvertDesc {
             src,
@@ -527,10 +792,22 @@ impl ConvertPlan {
             src_type: scalar(self.src_dtype),
             dst_type: scalar(self.dst_dtype),
             rank: cs.rank() as u32,
-            src_span: (cs.cosize().unwrap_or(0) * self.src_dtype.size_bytes()) as i64,
+            src_span: self.source_span() as i64,
             params,
             ..ConvertDesc::default()
         };
+        if let (Some(ix), Some((table, status))) = (self.indexed, index) {
+            let b = ix.index_bytes as u64;
+            (d.src_index, d.dst_index) = match ix.kind {
+                IndexKind::Gather => (table, 0),
+                IndexKind::Scatter => (0, table),
+                IndexKind::BlockTable => (table, table + b),
+            };
+            d.status = status;
+            (d.src_items, d.dst_items) = (ix.src_items as i64, ix.dst_items as i64);
+            d.index_bytes = ix.index_bytes as i32;
+            d.index_stride = ix.kind.stride() as i32;
+        }
         for m in 0..MAX_RANK.min(cs.rank()) {
             d.shape[m] = cs.shape()[m] as i64;
             d.src_stride[m] = cs.stride()[m] as i64;
@@ -832,5 +1109,149 @@ mod tests {
                 "{ea} {eb}: {ta} x {tb}"
             );
         }
+    }
+
+    #[test]
+    fn index_driven_plans_keep_the_item_mode_apart_and_span_the_whole_source() {
+        // contiguous rows would coalesce with the item mode: it stays mode 0
+        let (pool, out) = (rm(&[1000, 256]), rm(&[7, 256]));
+        let p = ConvertPlan::indexed(
+            (DType::F32, DType::BF16),
+            (pool, out),
+            IndexKind::Gather,
+            1,
+            (7, 8),
+            &Convert::new(),
+        )
+        .unwrap();
+        assert_eq!(p.coalesced.0, Layout::new(&[7, 256], &[256, 1]).unwrap());
+        assert_eq!(p.coalesced.1, Layout::new(&[7, 256], &[256, 1]).unwrap());
+        assert_eq!(p.bytes_moved(), 7 * 256 * 6);
+        let ix = p.indexed.unwrap();
+        assert_eq!((ix.items, ix.src_items, ix.dst_items), (7, 1000, 7));
+        assert!(ix.source_indexed() && !ix.destination_indexed());
+        let d = p.desc((256, 512), 0, Some((1024, 2048)), 0);
+        assert_eq!((d.src_index, d.dst_index, d.status), (1024, 0, 2048));
+        assert_eq!((d.src_items, d.dst_items, d.index_stride), (1000, 7, 1));
+        // the source span is the pool's, not the 7 items'
+        assert_eq!(d.src_span, 1000 * 256 * 4);
+        assert!(p.to_string().contains("index-driven (row gather)"), "{p}");
+
+        // a block table over [blocks * 16, heads, head_dim] rows: items of (16, 2 * 64)
+        let (a, b) = (rm(&[9 * 16, 2, 64]), rm(&[5 * 16 + 3, 2, 64]));
+        let p = ConvertPlan::indexed(
+            (DType::BF16, DType::F8E4M3),
+            (a, b),
+            IndexKind::BlockTable,
+            16,
+            (8, 4),
+            &Convert::new().scale(2.0),
+        )
+        .unwrap();
+        let ix = p.indexed.unwrap();
+        assert_eq!((ix.items, ix.src_items, ix.dst_items), (4, 9, 5));
+        assert_eq!(
+            p.coalesced.0,
+            Layout::new(&[4, 16 * 128], &[16 * 128, 1]).unwrap()
+        );
+        let d = p.desc((64, 64), 0, Some((4096, 8192)), 0);
+        assert_eq!((d.src_index, d.dst_index, d.index_stride), (4096, 4100, 2));
+        assert_eq!(d.src_span, 9 * 16 * 128 * 2);
+
+        // a channel along an item's mode maps into the coalesced modes, shifted past mode 0
+        let norm = Convert::new().normalize(2, &[0.0; 3], &[1.0; 3]);
+        let p = ConvertPlan::indexed(
+            (DType::U8, DType::F32),
+            (rm(&[40, 5, 3]), rm(&[6, 5, 3])),
+            IndexKind::Gather,
+            1,
+            (6, 4),
+            &norm,
+        )
+        .unwrap();
+        assert_eq!(p.coalesced.0.shape(), &[6, 15]);
+        assert_eq!(p.channel, Some((1, 1)));
+        let norm = Convert::new().normalize(1, &[0.0; 5], &[1.0; 5]);
+        let p = ConvertPlan::indexed(
+            (DType::U8, DType::F32),
+            (rm(&[40, 5, 3]), rm(&[6, 5, 3])),
+            IndexKind::Scatter,
+            1,
+            (40, 4),
+            &norm,
+        )
+        .unwrap();
+        assert_eq!(p.channel, Some((1, 3)));
+        assert_eq!(p.indexed.unwrap().items, 40);
+    }
+
+    #[test]
+    fn index_driven_plans_refuse_what_they_cannot_do() {
+        let plain = Convert::new();
+        let (a, b) = (rm(&[10, 4]), rm(&[6, 4]));
+        let plan = |a: Layout, b: Layout, kind, br, len, bytes, c: &Convert| {
+            ConvertPlan::indexed((DType::F32, DType::F16), (a, b), kind, br, (len, bytes), c)
+        };
+        use IndexKind::*;
+        assert!(matches!(
+            plan(a, rm(&[6, 5]), Gather, 1, 6, 8, &plain),
+            Err(Error::LayoutMismatch { .. })
+        ));
+        assert!(matches!(
+            plan(a, rm(&[6, 4, 1]), Gather, 1, 6, 8, &plain),
+            Err(Error::LayoutMismatch { .. })
+        ));
+        assert!(matches!(
+            plan(a, b, BlockTable, 0, 6, 8, &plain),
+            Err(Error::Shape(_))
+        ));
+        assert!(matches!(
+            plan(a, b, Gather, 1, 6, 2, &plain),
+            Err(Error::Unsupported(_))
+        ));
+        assert!(matches!(
+            plan(a, b, Gather, 1, 5, 8, &plain),
+            Err(Error::IndexCount {
+                got: 5,
+                expected: 6,
+                ..
+            })
+        ));
+        assert!(matches!(
+            plan(a, b, Scatter, 1, 9, 4, &plain),
+            Err(Error::IndexCount {
+                got: 9,
+                expected: 10,
+                ..
+            })
+        ));
+        assert!(matches!(
+            plan(a, b, BlockTable, 2, 7, 4, &plain),
+            Err(Error::IndexCount { got: 7, .. })
+        ));
+        let by_item = Convert::new().normalize(0, &[0.0; 6], &[1.0; 6]);
+        assert!(matches!(
+            plan(a, b, Gather, 1, 6, 8, &by_item),
+            Err(Error::Normalize(_))
+        ));
+        let overlapping = Layout::new(&[6, 4], &[1, 1]).unwrap();
+        assert!(matches!(
+            plan(a, overlapping, Gather, 1, 6, 8, &plain),
+            Err(Error::DestinationNotInjective(_))
+        ));
+        let e = ConvertPlan::indexed(
+            (DType::I64, DType::F8E4M3),
+            (a, b),
+            Gather,
+            1,
+            (6, 8),
+            &plain,
+        );
+        assert!(matches!(e, Err(Error::UnsupportedConversion { .. })));
+        // empty: no items, or an item of no elements
+        let p = plan(rm(&[0, 4]), b, Scatter, 1, 0, 8, &plain).unwrap();
+        assert_eq!((&p.route, p.bytes_moved()), (&ConvertRoute::Empty, 0));
+        let p = plan(rm(&[10, 0]), rm(&[6, 0]), BlockTable, 2, 4, 8, &plain).unwrap();
+        assert_eq!((&p.route, p.bytes_moved()), (&ConvertRoute::Empty, 0));
     }
 }

@@ -243,6 +243,11 @@ mod bridge {
     /// elements along the last mode. Tile: `tile_b` x `tile_a` tiles over modes `mode_b` x
     /// `mode_a`, `tiles_a` x `tiles_b` x every other mode, `blocks` in all. `src_span`: bytes from
     /// `src` that the source layout spans (a realigned load reads whole vectors inside it).
+    /// Index-driven (elementwise only): mode 0 walks items; item `i` reads source item
+    /// `src_index[i * index_stride]` and writes destination item `dst_index[i * index_stride]`
+    /// (an address of 0: item `i` itself on that side), entries of `index_bytes` (4 or 8); a
+    /// negative entry skips the item, one at or past `src_items` / `dst_items` too, counted at
+    /// `status` ([count, lowest item]); `src_span` then spans `src_items` source items.
     #[derive(Debug, Clone, Copy, Default, PartialEq)]
     struct ConvertDesc {
         src: u64,
@@ -273,6 +278,13 @@ mod bridge {
         mean: [f32; 16],
         mul: [f32; 16],
         params: u64,
+        src_index: u64,
+        dst_index: u64,
+        status: u64,
+        src_items: i64,
+        dst_items: i64,
+        index_bytes: i32,
+        index_stride: i32,
     }
 
     /// The compile-time configuration behind one (atom, width) instantiation.

@@ -1,19 +1,23 @@
 //! Index-driven copies: row gathers and scatters ([`gather_rows`], [`scatter_rows`]) and
 //! block-table copies ([`copy_blocks`]), each one realign descriptor passed by value with its
 //! indices read on the device (see the indices' rules in `src/batch.rs`'s module docs), and the
-//! [`IndexStatus`] that counts the indices found out of range.
+//! [`IndexStatus`] that counts the indices found out of range. Their converting forms
+//! ([`convert_gather_rows`], [`convert_scatter_rows`], [`convert_copy_blocks`]) run on the
+//! convert family's elementwise route, mode 0 of the plan walking the items
+//! ([`ConvertPlan::indexed`]).
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 
 use crate::batch::{BatchPlan, Index};
+use crate::convert::{Convert, ConvertPlan, ConvertRoute, IndexKind};
 use crate::device::check_context;
 use crate::error::{Error, Result};
 use crate::ffi::RowsDesc;
 use crate::peer::{PeerRoute, PeerShape};
 use crate::realign::{self, Rows};
-use crate::view::{MatrixView, MatrixViewMut};
+use crate::view::{MatrixView, MatrixViewMut, RawTensor, TensorView, TensorViewMut};
 use crate::{launch, DType, Element};
 
 /// A device buffer that counts indices found out of range by index-driven copies.
@@ -358,4 +362,165 @@ pub fn copy_blocks<T: Element, I: Index>(
     };
     launch_indexed(desc, T::DTYPE, status, stream)?;
     Ok(plan)
+}
+
+/// [`gather_rows`] converting on the way: `dst[i, ..] = D(src[indices[i], ..])` for every entry
+/// `i` of mode 0 of `dst`, in one launch, each element converted (and scaled or normalized) as
+/// [`convert_tensor`](crate::convert_tensor) does. The views have any rank and layouts; their
+/// modes past 0 have equal shapes (a matrix's rows, or `[tokens, heads, head_dim]` slices).
+/// Indices behave as for [`gather_rows`]; `convert`'s channel mode, if any, is one of the item's
+/// modes (1 ..). Both views, the indices and `status` are on the stream's device.
+///
+/// ```no_run
+/// # fn main() -> Result<(), cute_copy::Error> {
+/// use cute_copy::{Convert, DeviceTensor, Layout};
+/// let stream = cute_copy::stream(0)?;
+/// let table = DeviceTensor::<f32>::zeros(&stream, Layout::row_major(&[50_000, 256])?)?;
+/// let mut out = DeviceTensor::<half::bf16>::zeros(&stream, Layout::row_major(&[3, 256])?)?;
+/// let idx = cute_copy::upload_indices(&stream, &[7i64, -1, 49_999], 50_000)?;
+/// let mut status = cute_copy::IndexStatus::new(&stream)?;
+/// cute_copy::convert_gather_rows(&table.view(), &idx, &mut out.view_mut(), &Convert::new(), &mut status, &stream)?;
+/// status.check(&stream)?;
+/// # Ok(()) }
+/// ```
+pub fn convert_gather_rows<S: Element, D: Element, I: Index>(
+    src: &TensorView<'_, S>,
+    indices: &CudaSlice<I>,
+    dst: &mut TensorViewMut<'_, D>,
+    convert: &Convert,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<ConvertPlan> {
+    convert_indexed(
+        src,
+        dst,
+        (IndexKind::Gather, 1, indices),
+        convert,
+        status,
+        stream,
+    )
+}
+
+/// [`scatter_rows`] converting on the way: `dst[indices[i], ..] = D(src[i, ..])` for every entry
+/// `i` of mode 0 of `src`, in one launch (a KV-cache write into an FP8 pool with a scale: `src`
+/// the new tokens `[tokens, heads, head_dim]`, `dst` the pool's slots
+/// `[blocks * block_size, heads, head_dim]`, `indices` the slot mapping). As
+/// [`convert_gather_rows`] otherwise; with repeated indices one of the writers wins.
+pub fn convert_scatter_rows<S: Element, D: Element, I: Index>(
+    src: &TensorView<'_, S>,
+    indices: &CudaSlice<I>,
+    dst: &mut TensorViewMut<'_, D>,
+    convert: &Convert,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<ConvertPlan> {
+    convert_indexed(
+        src,
+        dst,
+        (IndexKind::Scatter, 1, indices),
+        convert,
+        status,
+        stream,
+    )
+}
+
+/// [`copy_blocks`] converting on the way: for each pair `k` of the block table, block
+/// `pairs[2k]` of `src` becomes block `pairs[2k + 1]` of `dst`, converted. A block is
+/// `block_rows` consecutive entries of mode 0 of a view of any rank (a `[blocks * block_size,
+/// heads, head_dim]` pool with `block_rows = block_size`, or `[blocks, block_size, heads,
+/// head_dim]` with 1). As [`convert_gather_rows`] otherwise.
+pub fn convert_copy_blocks<S: Element, D: Element, I: Index>(
+    src: &TensorView<'_, S>,
+    dst: &mut TensorViewMut<'_, D>,
+    block_rows: usize,
+    pairs: &CudaSlice<I>,
+    convert: &Convert,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<ConvertPlan> {
+    convert_indexed(
+        src,
+        dst,
+        (IndexKind::BlockTable, block_rows, pairs),
+        convert,
+        status,
+        stream,
+    )
+}
+
+fn convert_indexed<S: Element, D: Element, I: Index>(
+    src: &TensorView<'_, S>,
+    dst: &mut TensorViewMut<'_, D>,
+    (kind, block_rows, table): (IndexKind, usize, &CudaSlice<I>),
+    convert: &Convert,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<ConvertPlan> {
+    let (sp, dp) = (src.place(), dst.place());
+    sp.check()?;
+    dp.check()?;
+    let plan = ConvertPlan::indexed(
+        (S::DTYPE, D::DTYPE),
+        (sp.layout, dp.layout),
+        kind,
+        block_rows,
+        (table.len(), I::BYTES as usize),
+        convert,
+    )?;
+    if plan.route == ConvertRoute::Empty {
+        return Ok(plan);
+    }
+    check_context("source", src.context(), stream)?;
+    check_context("destination", dst.context(), stream)?;
+    let s = src.pin(stream);
+    let d = dst.pin(stream);
+    launch_indexed_convert(&plan, (s.addr, d.addr), table, status, stream)?;
+    Ok(plan)
+}
+
+/// The converting index-driven copies ([`convert_gather_rows`], [`convert_scatter_rows`],
+/// [`convert_copy_blocks`], as `kind` says) for run-time-typed views, each side its own dtype;
+/// `block_rows` is 1 for a gather or scatter.
+pub fn convert_indexed_raw<I: Index>(
+    src: &RawTensor<'_>,
+    dst: &mut RawTensor<'_>,
+    (kind, block_rows): (IndexKind, usize),
+    table: &CudaSlice<I>,
+    convert: &Convert,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<ConvertPlan> {
+    let (sp, dp) = (src.place(), dst.place());
+    sp.check()?;
+    dp.check()?;
+    let plan = ConvertPlan::indexed(
+        (src.dtype(), dst.dtype()),
+        (sp.layout, dp.layout),
+        kind,
+        block_rows,
+        (table.len(), I::BYTES as usize),
+        convert,
+    )?;
+    if plan.route == ConvertRoute::Empty {
+        return Ok(plan);
+    }
+    check_context("source", src.context(), stream)?;
+    check_context("destination", dst.context(), stream)?;
+    let at = |t: &RawTensor| t.ptr() + (t.offset() * t.dtype().size_bytes()) as u64;
+    launch_indexed_convert(&plan, (at(src), at(dst)), table, status, stream)?;
+    Ok(plan)
+}
+
+/// Launch a non-empty index-driven convert plan with its table and status on the stream.
+fn launch_indexed_convert<I: Index>(
+    plan: &ConvertPlan,
+    (src, dst): (u64, u64),
+    table: &CudaSlice<I>,
+    status: &mut IndexStatus,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    check_context("the status buffer", status.buf.context(), stream)?;
+    let (idx, _ig) = index_addr(table, stream)?;
+    let (status_addr, _sg) = status.addr(stream);
+    crate::launch::convert(plan, src, dst, Some((idx, status_addr)), stream)
 }

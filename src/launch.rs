@@ -235,16 +235,21 @@ pub(crate) fn tensor(
 }
 
 /// Launch a non-empty convert plan whose views are pinned at `src` / `dst` (coordinate 0), in the
-/// stream's context (checked by the caller). Channel coefficients past what the descriptor holds
+/// stream's context (checked by the caller); an index-driven plan with its index array and status
+/// buffer at `index` (`(table, status)`, device addresses in that context). Channel coefficients past what the descriptor holds
 /// go up in a device array on the stream, freed in stream order after the launch.
 pub(crate) fn convert(
     plan: &ConvertPlan,
     src: u64,
     dst: u64,
+    index: Option<(u64, u64)>,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
     if plan.route == ConvertRoute::Empty {
         return Ok(());
+    }
+    if plan.indexed.is_some() != index.is_some() {
+        return Err(Error::PlanMismatch);
     }
     let s = Span {
         addr: src,
@@ -266,6 +271,7 @@ pub(crate) fn convert(
     let desc = plan.desc(
         (src, dst),
         guard.as_ref().map_or(0, |g| g.0),
+        index,
         stream.cu_stream() as u64,
     );
     ffi::launch_convert(&desc)

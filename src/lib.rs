@@ -113,7 +113,10 @@ mod view;
 pub use atom::{Atom, Family, KernelConfig, ELEMENT_WIDTHS};
 pub use baseline::{copy_blocks_baseline, launch_baseline, Baseline, BatchBaseline};
 pub use batch::{Batch, BatchPlan, Index, Region};
-pub use convert::{conversion, Convert, ConvertPlan, ConvertRoute, ConvertRule, CHANNELS_BY_VALUE};
+pub use convert::{
+    conversion, Convert, ConvertPlan, ConvertRoute, ConvertRule, IndexKind, ItemIndex,
+    CHANNELS_BY_VALUE,
+};
 pub use copy::{
     copy, copy_raw, copy_with, launch, launch_overhead_ns, pad, pad_raw, pad_with, plan,
     tutorial_copy,
@@ -124,6 +127,7 @@ pub use device::{
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use gather::{
+    convert_copy_blocks, convert_gather_rows, convert_indexed_raw, convert_scatter_rows,
     copy_blocks, gather_rows, scatter_rows, upload_block_table, upload_indices, IndexStatus,
 };
 pub use layout::{coalesce_layouts, Layout, MAX_RANK};

@@ -246,7 +246,7 @@ pub fn convert_tensor<S: Element, D: Element>(
     check_context("destination", dst.context(), stream)?;
     let s = src.pin(stream);
     let d = dst.pin(stream);
-    crate::launch::convert(&plan, s.addr, d.addr, stream)?;
+    crate::launch::convert(&plan, s.addr, d.addr, None, stream)?;
     Ok(plan)
 }
 
@@ -267,7 +267,7 @@ pub fn convert_tensor_raw(
     check_context("source", src.context(), stream)?;
     check_context("destination", dst.context(), stream)?;
     let at = |t: &RawTensor| t.ptr() + (t.offset() * t.dtype().size_bytes()) as u64;
-    crate::launch::convert(&plan, at(src), at(dst), stream)?;
+    crate::launch::convert(&plan, at(src), at(dst), None, stream)?;
     Ok(plan)
 }
 

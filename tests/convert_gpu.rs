@@ -2,7 +2,8 @@
 //! pair of the 14 dtypes on odd rows at offsets and on transposes, scales and per-channel
 //! normalizations (channel in a mode of its own, folded into a longer mode, along the fastest
 //! mode, more channels than travel by value), random layouts of rank 2 to 5, empty and refused
-//! copies. Every case poisons the whole destination allocation (the complement of the expected
+//! copies; gathers, scatters and block tables that convert (every pair of element widths, bad
+//! indices counted, the KV-cache write into an FP8 pool). Every case poisons the whole destination allocation (the complement of the expected
 //! value where the copy writes, random canaries elsewhere) and compares all of it; NaNs compare as
 //! NaNs (their payload after a conversion is not part of the contract).
 
@@ -17,7 +18,8 @@ use cute_copy::reference::{
     convert_bits, expected_tensor_convert, for_each_pair, random_elements, same_value,
 };
 use cute_copy::{
-    conversion, Convert, ConvertPlan, ConvertRoute, DType, DeviceTensor, Element, Error, Layout,
+    conversion, Convert, ConvertPlan, ConvertRoute, DType, DeviceTensor, Element, Error, IndexKind,
+    IndexStatus, Layout,
 };
 use float8::{F8E4M3, F8E5M2};
 use half::{bf16, f16};
@@ -442,4 +444,500 @@ fn empty_copies_and_bad_normalizations_write_nothing() {
     }
     let after = d.to_host(&stream).unwrap();
     assert_eq!(after, before);
+}
+
+/// An index-driven converting copy's host model: each item of the launch (its source and
+/// destination items per `kind`, negatives skipped, out-of-range ones skipped and counted) is a
+/// layout-to-layout conversion of one item, `expected_tensor_convert` of the item's views.
+/// Returns the whole destination allocation, the out-of-range count and the lowest such item.
+#[allow(clippy::too_many_arguments)]
+fn expected_indexed<S: Element, D: Element>(
+    host: &[S],
+    src: &Side,
+    before: &[D],
+    dst: &Side,
+    kind: IndexKind,
+    block_rows: usize,
+    table: &[i64],
+    convert: &Convert,
+) -> Expected<D> {
+    let (src_items, dst_items) = (
+        src.layout.shape()[0] / block_rows,
+        dst.layout.shape()[0] / block_rows,
+    );
+    let items = match kind {
+        IndexKind::Gather => dst_items,
+        IndexKind::Scatter => src_items,
+        IndexKind::BlockTable => table.len() / 2,
+    };
+    let item_layout = |l: &Layout| {
+        let mut shape = l.shape().to_vec();
+        shape[0] = block_rows;
+        Layout::new(&shape, l.stride()).unwrap()
+    };
+    let (si_l, di_l) = (item_layout(&src.layout), item_layout(&dst.layout));
+    let (mut out, mut writes, mut count, mut first) = (before.to_vec(), vec![], 0u64, u64::MAX);
+    for i in 0..items {
+        let (si, di) = match kind {
+            IndexKind::Gather => (table[i], i as i64),
+            IndexKind::Scatter => (i as i64, table[i]),
+            IndexKind::BlockTable => (table[2 * i], table[2 * i + 1]),
+        };
+        let bad = |count: &mut u64, first: &mut u64| {
+            *count += 1;
+            *first = (*first).min(i as u64);
+        };
+        if si < 0 {
+            continue;
+        }
+        if si as usize >= src_items {
+            bad(&mut count, &mut first);
+            continue;
+        }
+        if di < 0 {
+            continue;
+        }
+        if di as usize >= dst_items {
+            bad(&mut count, &mut first);
+            continue;
+        }
+        let so = src.offset + si as usize * block_rows * src.layout.stride()[0];
+        let dof = dst.offset + di as usize * block_rows * dst.layout.stride()[0];
+        out = expected_tensor_convert(host, (so, &si_l), &out, (dof, &di_l), convert).unwrap();
+        writes.push((si_l, dof, di_l));
+    }
+    Expected {
+        out,
+        writes,
+        count,
+        first,
+    }
+}
+
+/// What [`expected_indexed`] gives: the destination allocation, each item written (source item
+/// layout, destination offset, destination item layout), the out-of-range count and lowest item.
+struct Expected<D> {
+    out: Vec<D>,
+    writes: Vec<(Layout, usize, Layout)>,
+    count: u64,
+    first: u64,
+}
+
+/// Run one index-driven converting copy on the GPU (i32 or i64 indices) and compare the whole
+/// destination allocation and the status with the host model.
+#[allow(clippy::too_many_arguments)]
+fn check_indexed<S: Element, D: Element>(
+    stream: &Arc<CudaStream>,
+    (src, dst): (Side, Side),
+    kind: IndexKind,
+    block_rows: usize,
+    table: &[i64],
+    wide: bool,
+    convert: &Convert,
+    r: &mut impl Rng,
+) -> ConvertPlan {
+    let host: Vec<S> = test_data(src.alloc, r.random());
+    let canaries: Vec<D> = random_elements(dst.alloc, r.random());
+    let Expected {
+        out: want,
+        writes,
+        count,
+        first,
+    } = expected_indexed(
+        &host, &src, &canaries, &dst, kind, block_rows, table, convert,
+    );
+    let mut before = canaries.clone();
+    for (sl, dof, dl) in &writes {
+        for_each_pair(sl, dl, |_, d| {
+            before[dof + d] = D::from_bits(!want[dof + d].to_bits());
+        });
+    }
+    let s_all = Layout::new(&[src.alloc], &[1]).unwrap();
+    let d_all = Layout::new(&[dst.alloc], &[1]).unwrap();
+    let s = DeviceTensor::from_host(stream, s_all, &host).unwrap();
+    let mut d = DeviceTensor::from_host(stream, d_all, &before).unwrap();
+    let mut status = IndexStatus::new(stream).unwrap();
+    let plan = {
+        let sv = s.view_at(src.offset, src.layout).unwrap();
+        let mut dv = d.view_at_mut(dst.offset, dst.layout).unwrap();
+        let run = |dv: &mut cute_copy::TensorViewMut<'_, D>, status: &mut IndexStatus| {
+            macro_rules! go {
+                ($idx:expr) => {{
+                    let idx = $idx;
+                    match kind {
+                        IndexKind::Gather => {
+                            cute_copy::convert_gather_rows(&sv, &idx, dv, convert, status, stream)
+                        }
+                        IndexKind::Scatter => {
+                            cute_copy::convert_scatter_rows(&sv, &idx, dv, convert, status, stream)
+                        }
+                        IndexKind::BlockTable => cute_copy::convert_copy_blocks(
+                            &sv, dv, block_rows, &idx, convert, status, stream,
+                        ),
+                    }
+                }};
+            }
+            if wide {
+                go!(stream.clone_htod(table).unwrap())
+            } else {
+                let t32: Vec<i32> = table.iter().map(|&i| i as i32).collect();
+                go!(stream.clone_htod(&t32).unwrap())
+            }
+        };
+        run(&mut dv, &mut status).unwrap_or_else(|e| {
+            panic!(
+                "{} -> {} {kind:?}: {src:?} -> {dst:?}: {e}",
+                S::DTYPE,
+                D::DTYPE
+            )
+        })
+    };
+    let got = d.to_host(stream).unwrap();
+    let bad: Vec<usize> = (0..got.len())
+        .filter(|&i| !same_value(D::DTYPE, got[i].to_bits(), want[i].to_bits()))
+        .collect();
+    if let Some(&i) = bad.first() {
+        panic!(
+            "{} wrong elements of {} -> {} {kind:?}, first at {i}: got {:#x}, want {:#x}: {src:?} -> {dst:?}, table {table:?}\n{plan}",
+            bad.len(),
+            S::DTYPE,
+            D::DTYPE,
+            got[i].to_bits(),
+            want[i].to_bits()
+        );
+    }
+    match status.check(stream) {
+        Ok(()) => assert_eq!(
+            count, 0,
+            "{kind:?}: out-of-range indices not counted\n{plan}"
+        ),
+        Err(Error::IndexOutOfRange {
+            count: c,
+            first_item,
+        }) => assert_eq!((c, first_item), (count, first), "{kind:?}\n{plan}"),
+        Err(e) => panic!("{e}"),
+    }
+    plan
+}
+
+/// A random table for `kind`: source indices anywhere in range, destination indices distinct
+/// (one writer per destination item), about one in eight negative and one in eight past the end.
+fn random_table(
+    kind: IndexKind,
+    (src_items, dst_items, items): (usize, usize, usize),
+    r: &mut impl Rng,
+) -> Vec<i64> {
+    let mut dsts: Vec<i64> = (0..dst_items as i64).collect();
+    for i in (1..dsts.len()).rev() {
+        dsts.swap(i, r.random_range(0..=i));
+    }
+    let odd = |i: i64, limit: usize, r: &mut dyn rand::RngCore| match r.random_range(0..8) {
+        0 => -1 - r.random_range(0..3),
+        1 => (limit + r.random_range(0..3)) as i64,
+        _ => i,
+    };
+    let mut t = vec![];
+    for i in 0..items {
+        let s = if src_items == 0 {
+            0
+        } else {
+            r.random_range(0..src_items) as i64
+        };
+        let d = dsts.get(i).copied().unwrap_or(dst_items as i64);
+        match kind {
+            IndexKind::Gather => t.push(odd(s, src_items, r)),
+            IndexKind::Scatter => t.push(odd(d, dst_items, r)),
+            IndexKind::BlockTable => {
+                t.push(odd(s, src_items, r));
+                t.push(odd(d, dst_items, r));
+            }
+        }
+    }
+    t
+}
+
+#[test]
+fn gathers_scatters_and_block_tables_convert_every_width_pair_with_bad_indices_counted() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(0x1d5e);
+    fn one<S: Element, D: Element>(stream: &Arc<CudaStream>, r: &mut rand::rngs::StdRng) {
+        for kind in [IndexKind::Gather, IndexKind::Scatter, IndexKind::BlockTable] {
+            let block_rows = if kind == IndexKind::BlockTable {
+                r.random_range(1..4)
+            } else {
+                1
+            };
+            let inner: Vec<usize> = (0..r.random_range(0..3))
+                .map(|_| r.random_range(1..40))
+                .collect();
+            let (rs, rd) = (
+                r.random_range(1..12) * block_rows,
+                r.random_range(1..12) * block_rows,
+            );
+            let shape = |rows: usize| [&[rows][..], &inner].concat();
+            let (src, dst) = (random_side(&shape(rs), r), random_side(&shape(rd), r));
+            let (si, di) = (rs / block_rows, rd / block_rows);
+            let items = match kind {
+                IndexKind::Gather => di,
+                IndexKind::Scatter => si,
+                IndexKind::BlockTable => r.random_range(1..di + 2),
+            };
+            let table = random_table(kind, (si, di, items), r);
+            let convert = if r.random_bool(0.3) {
+                Convert::new().scale(0.75)
+            } else {
+                Convert::new()
+            };
+            let wide = r.random_bool(0.5);
+            check_indexed::<S, D>(
+                stream,
+                (src, dst),
+                kind,
+                block_rows,
+                &table,
+                wide,
+                &convert,
+                r,
+            );
+        }
+    }
+    // every pair of element widths (1, 2, 4, 8 bytes on each side), both signednesses and floats
+    use DType as T;
+    for (s, d) in [
+        (T::U8, T::F32),
+        (T::F8E4M3, T::BF16),
+        (T::I8, T::I16),
+        (T::U8, T::F64),
+        (T::F16, T::F8E4M3),
+        (T::BF16, T::F16),
+        (T::F16, T::F32),
+        (T::I16, T::I64),
+        (T::F32, T::BF16),
+        (T::F32, T::F8E5M2),
+        (T::I32, T::F32),
+        (T::F32, T::F64),
+        (T::F64, T::F16),
+        (T::F64, T::F32),
+        (T::U64, T::U8),
+        (T::I64, T::I64),
+    ] {
+        with_pair!(s, d, one(&stream, &mut r));
+    }
+}
+
+#[test]
+fn kv_cache_tokens_scatter_into_an_fp8_pool_with_a_scale_and_normalized_rows_gather() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(0x4c4c);
+    // vLLM's reshape_and_cache: [tokens, heads, head_dim] bf16 -> [blocks * block_size, heads,
+    // head_dim] FP8 E4M3 at slot_mapping, padding tokens -1
+    for (tokens, heads, head_dim, slots) in
+        [(37, 8, 128, 64 * 16), (5, 2, 80, 16), (130, 4, 96, 512)]
+    {
+        let src = Side::placed(r.random_range(0..9), rm(&[tokens, heads, head_dim]), 3);
+        let dst = Side::packed(rm(&[slots, heads, head_dim]));
+        let table = random_table(IndexKind::Scatter, (tokens, slots, tokens), &mut r);
+        let plan = check_indexed::<bf16, F8E4M3>(
+            &stream,
+            (src, dst),
+            IndexKind::Scatter,
+            1,
+            &table,
+            false,
+            &Convert::new().scale(1.0 / 0.037),
+            &mut r,
+        );
+        assert!(
+            matches!(
+                plan.route,
+                ConvertRoute::Elementwise {
+                    vector_store: true,
+                    ..
+                }
+            ),
+            "{plan}"
+        );
+    }
+    // a gather normalized along the rows' channel mode (mode 2 of [rows, 5, 3])
+    let norm = Convert::new().normalize(2, &[0.5, -1.0, 2.0], &[2.0, 0.25, 3.0]);
+    let (src, dst) = (
+        Side::packed(rm(&[40, 5, 3])),
+        Side::placed(7, rm(&[23, 5, 3]), 5),
+    );
+    let table = random_table(IndexKind::Gather, (40, 23, 23), &mut r);
+    check_indexed::<u8, f32>(
+        &stream,
+        (src, dst),
+        IndexKind::Gather,
+        1,
+        &table,
+        true,
+        &norm,
+        &mut r,
+    );
+    // a paged pool [blocks, block_size, heads, head_dim] with block_rows = 1, and the same pool
+    // as [blocks * block_size, heads * head_dim] rows with block_rows = block_size
+    let (src, dst) = (
+        Side::packed(rm(&[9, 16, 2, 64])),
+        Side::packed(rm(&[7, 16, 2, 64])),
+    );
+    let table = random_table(IndexKind::BlockTable, (9, 7, 6), &mut r);
+    check_indexed::<bf16, F8E5M2>(
+        &stream,
+        (src, dst),
+        IndexKind::BlockTable,
+        1,
+        &table,
+        false,
+        &Convert::new().scale(4.0),
+        &mut r,
+    );
+    let (src, dst) = (
+        Side::packed(rm(&[9 * 16, 128])),
+        Side::packed(rm(&[7 * 16, 128])),
+    );
+    check_indexed::<bf16, F8E5M2>(
+        &stream,
+        (src, dst),
+        IndexKind::BlockTable,
+        16,
+        &table,
+        true,
+        &Convert::new().scale(4.0),
+        &mut r,
+    );
+}
+
+#[test]
+fn index_driven_conversions_refuse_bad_input_and_empty_ones_write_nothing() {
+    let Some(stream) = gpu() else { return };
+    let s = DeviceTensor::<f32>::zeros(&stream, rm(&[6, 4])).unwrap();
+    let before: Vec<u16> = random_elements(24, 11);
+    let mut d = DeviceTensor::from_host(&stream, rm(&[6, 4]), &before).unwrap();
+    let mut status = IndexStatus::new(&stream).unwrap();
+    let idx = stream.clone_htod(&[0i64, 1, 2, 3, 4]).unwrap();
+    let plain = Convert::new();
+    let e = cute_copy::convert_gather_rows(
+        &s.view(),
+        &idx,
+        &mut d.view_mut(),
+        &plain,
+        &mut status,
+        &stream,
+    );
+    assert!(
+        matches!(
+            e,
+            Err(Error::IndexCount {
+                got: 5,
+                expected: 6,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    let e = cute_copy::convert_copy_blocks(
+        &s.view(),
+        &mut d.view_mut(),
+        2,
+        &idx,
+        &plain,
+        &mut status,
+        &stream,
+    );
+    assert!(matches!(e, Err(Error::IndexCount { got: 5, .. })), "{e:?}");
+    let e = cute_copy::convert_copy_blocks(
+        &s.view(),
+        &mut d.view_mut(),
+        0,
+        &idx,
+        &plain,
+        &mut status,
+        &stream,
+    );
+    assert!(matches!(e, Err(Error::Shape(_))), "{e:?}");
+    let by_item = Convert::new().normalize(0, &[0.0; 6], &[1.0; 6]);
+    let e = cute_copy::convert_scatter_rows(
+        &s.view(),
+        &idx,
+        &mut d.view_mut(),
+        &by_item,
+        &mut status,
+        &stream,
+    );
+    assert!(matches!(e, Err(Error::Normalize(_))), "{e:?}");
+    let narrow = s.view().slice(&[0, 0], &[6, 3]).unwrap();
+    let e = cute_copy::convert_scatter_rows(
+        &narrow,
+        &idx,
+        &mut d.view_mut(),
+        &plain,
+        &mut status,
+        &stream,
+    );
+    assert!(matches!(e, Err(Error::LayoutMismatch { .. })), "{e:?}");
+    // i64 -> f8 has no conversion
+    let wide = DeviceTensor::<i64>::zeros(&stream, rm(&[6, 4])).unwrap();
+    let mut f8 = DeviceTensor::<F8E4M3>::zeros(&stream, rm(&[6, 4])).unwrap();
+    let e = cute_copy::convert_gather_rows(
+        &wide.view(),
+        &idx,
+        &mut f8.view_mut(),
+        &plain,
+        &mut status,
+        &stream,
+    );
+    assert!(
+        matches!(e, Err(Error::UnsupportedConversion { .. })),
+        "{e:?}"
+    );
+    // empty: no items, no columns, an empty block table
+    let none = stream.alloc_zeros::<i32>(1).unwrap();
+    let empty_rows = s.view().slice(&[0, 0], &[0, 4]).unwrap();
+    let p = cute_copy::convert_scatter_rows(
+        &empty_rows,
+        &none,
+        &mut d.view_mut(),
+        &plain,
+        &mut status,
+        &stream,
+    )
+    .unwrap();
+    assert_eq!((&p.route, p.bytes_moved()), (&ConvertRoute::Empty, 0));
+    let no_cols = s.view().slice(&[0, 0], &[6, 0]).unwrap();
+    let mut d_no_cols = d.view_mut().into_slice(&[0, 0], &[6, 0]).unwrap();
+    // as gather_rows: the indices are counted before the copy is found empty
+    let p = cute_copy::convert_gather_rows(
+        &no_cols,
+        &idx,
+        &mut d_no_cols,
+        &plain,
+        &mut status,
+        &stream,
+    );
+    assert!(matches!(p, Err(Error::IndexCount { .. })), "{p:?}");
+    let six = stream.clone_htod(&[0i64; 6]).unwrap();
+    let p = cute_copy::convert_gather_rows(
+        &no_cols,
+        &six,
+        &mut d_no_cols,
+        &plain,
+        &mut status,
+        &stream,
+    )
+    .unwrap();
+    assert_eq!(p.route, ConvertRoute::Empty);
+    let p = cute_copy::convert_copy_blocks(
+        &no_cols,
+        &mut d_no_cols,
+        3,
+        &six,
+        &plain,
+        &mut status,
+        &stream,
+    )
+    .unwrap();
+    assert_eq!(p.route, ConvertRoute::Empty);
+    status.check(&stream).unwrap();
+    assert_eq!(d.to_host(&stream).unwrap(), before);
 }

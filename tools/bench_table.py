@@ -110,13 +110,14 @@ def any_shape_table(gbps, torch_rows):
 
 
 def convert_table(gbps, torch_rows):
-    """"Conversions": convert_tensor's GB/s (bytes read + written) and its ratio to the D2D of the
-    same bytes in the same criterion group; torch eager and torch.compile of the same expression
-    (torch_anchor.py --convert) and convert_tensor's GB/s over each."""
+    """"Conversions": the converting front door's GB/s (convert_tensor, convert_scatter_rows ...:
+    bytes read + written) and its ratio to the D2D of the same bytes in the same criterion group;
+    torch eager and torch.compile of the same expression (torch_anchor.py --convert) and the front
+    door's GB/s over each."""
     torch = {r["group"]: r for r in torch_rows}
-    print("| copy | route | GB/s | x D2D | torch eager GB/s | x eager | torch.compile GB/s | x compile |")
+    print("| copy | front door / route | GB/s | x D2D | torch eager GB/s | x eager | torch.compile GB/s | x compile |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for g, f, v in functions(gbps, "convert_", "convert_tensor/"):
+    for g, f, v in functions(gbps, "convert_", "convert_"):
         t = torch.get(g, {})
         eager, comp = t.get("torch_gbps"), t.get("compile_gbps")
         print(f"| {g[len('convert_'):]} | {f} | {v:.0f} | "

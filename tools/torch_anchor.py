@@ -297,6 +297,52 @@ def convert_rows():
     return rows
 
 
+def kv_scatter_row(tokens=65536, heads=8, head_dim=128, block=16, scale=448.0 / 6.0):
+    """The KV-cache write into an FP8 pool (benches/convert.rs bench_kv_scatter): bf16 keys
+    [tokens, heads, head_dim] scaled, cast to float8_e4m3fn and written at a slot mapping of
+    16-slot blocks in random order into a pool of 2 * tokens slots. Eager: the cast, then
+    index_copy_ (through uint8 views where torch has no float8 index_copy_); torch.compile of the
+    same, one Inductor kernel."""
+    fp8, slots = torch.float8_e4m3fn, 2 * tokens
+    x = torch.randn(tokens, heads, head_dim, device="cuda").to(torch.bfloat16)
+    pool = torch.zeros(slots, heads, head_dim, device="cuda", dtype=fp8)
+    blocks = torch.randperm(slots // block, device="cuda")
+    t = torch.arange(tokens, device="cuda")
+    mapping = blocks[t // block] * block + t % block
+
+    def write(x, pool, mapping):
+        q = (x.float() * scale).clamp(-448, 448).to(fp8)
+        pool.view(torch.uint8).index_copy_(0, mapping, q.view(torch.uint8))
+
+    want = torch.zeros_like(pool)
+    want.view(torch.uint8)[mapping] = (x.float() * scale).clamp(-448, 448).to(fp8).view(torch.uint8)
+    nbytes = x.numel() * (x.element_size() + 1)
+    name = f"convert_kv_scatter_{tokens}x{heads}x{head_dim}_scaled_bf16_to_f8e4m3"
+    eager = lambda: write(x, pool, mapping)
+    pool.zero_()
+    eager()
+    torch.cuda.synchronize()
+    assert torch.equal(pool.view(torch.uint8), want.view(torch.uint8)), name
+    row = {"group": name, "torch_gbps": nbytes / graph_ms(eager) / 1e6}
+    try:
+        torch._dynamo.reset()
+        fn = torch.compile(write, dynamic=False, fullgraph=True)
+        op = lambda: fn(x, pool, mapping)
+        pool.zero_()
+        op()
+        torch.cuda.synchronize()
+        assert torch.equal(pool.view(torch.uint8), want.view(torch.uint8)), name + " (compiled)"
+        row["compile_gbps"] = nbytes / graph_ms(op) / 1e6
+    except AssertionError:
+        raise
+    except Exception as e:
+        print(f"# {name}: torch.compile failed: {type(e).__name__}: {e}", file=sys.stderr)
+    row |= {"d2d_gbps": d2d_gbps(nbytes, stream_ms), "bytes": nbytes}
+    del x, pool, want
+    torch.cuda.empty_cache()
+    return row
+
+
 def ratio(a, b):
     return f"{a / b:.2f}" if a and b else "-"
 
@@ -318,7 +364,7 @@ def main():
     print(f"# torch {torch.__version__} on {torch.cuda.get_device_name()}")
     layouts, any_shape = "--layouts" in sys.argv, "--any-shape" in sys.argv
     if "--convert" in sys.argv:
-        rows = convert_rows()
+        rows = convert_rows() + [kv_scatter_row()]
     elif layouts or any_shape:
         rows = (layout_rows(LAYOUTS) if layouts else []) + (layout_rows(ANY_SHAPE) if any_shape else [])
     else:

@@ -110,4 +110,30 @@ CUTE_DEVICE uint4 realign(uint4 const& a0, uint4 const& a1, int m) {
   }
 }
 
+// Entry `entry` of an index array of I (i32 or i64) at `base`, widened.
+template <class I>
+CUTE_DEVICE std::int64_t load_index(std::uint64_t base, std::int64_t entry) {
+  return static_cast<std::int64_t>(reinterpret_cast<I const*>(base)[entry]);
+}
+
+// The item's index on one side of an index-driven copy (realign and convert families): `item`
+// itself when the side has no index array (`index` 0); -1 when the item is skipped (a negative
+// index, or one at or past `limit`, which the item's first task records once in `status`:
+// [count, lowest item]).
+CUTE_DEVICE std::int64_t side_index(std::uint64_t index, int index_bytes, int index_stride, std::int64_t item,
+                                    std::int64_t limit, unsigned long long* status, bool record) {
+  if (index == 0) return item;
+  std::int64_t const e = item * index_stride;
+  std::int64_t const i = index_bytes == 4 ? load_index<std::int32_t>(index, e) : load_index<std::int64_t>(index, e);
+  if (i < 0) return -1;
+  if (i >= limit) {
+    if (record && status != nullptr) {
+      atomicAdd(status, 1ull);
+      atomicMin(status + 1, static_cast<unsigned long long>(item));
+    }
+    return -1;
+  }
+  return i;
+}
+
 }  // namespace cute_copy

@@ -19,6 +19,9 @@
 //    partial vectors go element by element. A chunk's source is loaded as 16-byte vectors: one
 //    each where the row's source phase matches, else the aligned vectors around it, funnel-
 //    shifted into place (`realign`), when they lie inside the source span; else by element.
+//    Index-driven (a row gather or scatter, a block table): mode 0 walks items, and an item's
+//    source and destination items come from the index arrays (common.cuh side_index): a
+//    negative index skips the item, one past the side's items is skipped and counted once.
 //  * Tile (the fastest modes differ): a block converts a (tile_b, tile_a) tile over modes
 //    (mode_b, mode_a): loaded along mode_a by consecutive threads, converted in registers, staged
 //    in shared memory as D, rows padded by one 32-bit word, stored along mode_b by consecutive
@@ -253,6 +256,7 @@ struct ElemParams {
   // decomposes its row once per mode.
   cutlass::FastDivmod per_row32, outer32[5];
   bool narrow;
+  bool indexed;  // index-driven: mode 0's items go through d.src_index / d.dst_index
 };
 
 template <int SW, int DW>
@@ -308,20 +312,28 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
     std::uint64_t const chunk = (static_cast<std::uint64_t>(blockIdx.x) * kUnroll + u) * kThreads + threadIdx.x;
     if (chunk >= p.chunks) return;
     std::uint64_t k;
-    std::int64_t so = 0, dof = 0, cx = 0;
+    std::int64_t so = 0, dof = 0, cx = 0, item = 0;
+    bool item_first = false;  // the chunk is its item's first (index-driven: it records a bad index)
     // The chunk's place in its row (k) and the row's coordinates, innermost outer mode first, in
-    // the divisors' own width: I = int (FastDivmod) or std::uint64_t (FastDivmodU64).
+    // the divisors' own width: I = int (FastDivmod) or std::uint64_t (FastDivmodU64). Index-driven,
+    // mode 0 is the item, resolved through the index arrays below.
     auto decompose = [&](auto const& per_row, auto const* outer, auto index) {
       using I = decltype(index);
       I kk;
       I row = per_row.divmod(kk, index);
       k = static_cast<std::uint64_t>(kk);
+      item_first = kk == 0;
       for (int i = 0; i < last; ++i) {
         int const m = last - 1 - i;
         I x = row;  // the outermost mode's coordinate is what is left
         if (m > 0) row = outer[i].divmod(x, row);
-        so += static_cast<std::int64_t>(x) * d.src_stride[m];
-        dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
+        if (m == 0 && p.indexed) {
+          item = static_cast<std::int64_t>(x);
+        } else {
+          so += static_cast<std::int64_t>(x) * d.src_stride[m];
+          dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
+          item_first = item_first && x == 0;
+        }
         if (m == d.chan_mode) cx = static_cast<std::int64_t>(x);
       }
     };
@@ -329,6 +341,15 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
       decompose(p.per_row32, p.outer32, static_cast<int>(chunk));
     else
       decompose(p.per_row, p.outer, chunk);
+    if (p.indexed) {
+      auto* const status = reinterpret_cast<unsigned long long*>(d.status);
+      std::int64_t const si = side_index(d.src_index, d.index_bytes, d.index_stride, item, d.src_items, status, item_first);
+      if (si < 0) continue;
+      std::int64_t const di = side_index(d.dst_index, d.index_bytes, d.index_stride, item, d.dst_items, status, item_first);
+      if (di < 0) continue;
+      so += si * d.src_stride[0];
+      dof += di * d.dst_stride[0];
+    }
     char const* const srow = reinterpret_cast<char const*>(d.src) + so * SW;
     char* const drow = reinterpret_cast<char*>(d.dst) + dof * DW;
     int const phase = vstore ? static_cast<int>((reinterpret_cast<std::uintptr_t>(drow) & 15) / DW) : 0;
@@ -715,6 +736,7 @@ void run(ConvertDesc const& d) {
     p.chunks = static_cast<std::uint64_t>(d.rows) * static_cast<std::uint64_t>(per_row);
     // Every chunk index below 2^31: so is every row index and every extent that divides one.
     p.narrow = p.chunks + kThreads * kUnroll <= 0x7fffffffu;
+    p.indexed = d.src_index != 0 || d.dst_index != 0;
     if (p.narrow) {
       p.per_row32 = cutlass::FastDivmod(static_cast<int>(per_row));
       for (std::uint32_t i = 0; i + 1 < d.rank; ++i) p.outer32[i] = cutlass::FastDivmod(static_cast<int>(d.shape[d.rank - 2 - i]));

@@ -300,29 +300,6 @@ struct Divisors {
   }
 };
 
-template <class I>
-CUTE_DEVICE std::int64_t load_index(std::uint64_t base, std::int64_t entry) {
-  return static_cast<std::int64_t>(reinterpret_cast<I const*>(base)[entry]);
-}
-
-// The item's index on one side; -1 when the item is skipped (negative index, or out of range,
-// which the item's first task records once).
-CUTE_DEVICE std::int64_t side_index(std::uint64_t index, int index_bytes, int index_stride, std::int64_t item,
-                                    std::int64_t limit, unsigned long long* status, bool record) {
-  if (index == 0) return item;
-  std::int64_t const e = item * index_stride;
-  std::int64_t const i = index_bytes == 4 ? load_index<std::int32_t>(index, e) : load_index<std::int64_t>(index, e);
-  if (i < 0) return -1;
-  if (i >= limit) {
-    if (record && status != nullptr) {
-      atomicAdd(status, 1ull);
-      atomicMin(status + 1, static_cast<unsigned long long>(item));
-    }
-    return -1;
-  }
-  return i;
-}
-
 // Row r (item-major: item r / dst_rows, row r % dst_rows) of descriptor p, segment seg, by a group
 // of G lanes; rows past the descriptor's (the last packed task's spare groups) do nothing.
 template <int Width, int G>
