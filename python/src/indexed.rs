@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cute_copy::cudarc::driver::{CudaSlice, CudaStream};
-use cute_copy::{TensorView, TensorViewMut};
+use cute_copy::{Convert, IndexKind, Layout, RawTensor, TensorView, TensorViewMut};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -221,15 +221,17 @@ enum Indexed {
     Blocks,
 }
 
-#[allow(clippy::too_many_arguments)]
 fn indexed(
     py: Python<'_>,
     which: Indexed,
     src: &Bound<'_, PyAny>,
     idx: &Bound<'_, PyAny>,
     out: &Bound<'_, PyAny>,
-    status: Option<&Bound<'_, PyIndexStatus>>,
-    stream: Option<&Bound<'_, PyAny>>,
+    (status, stream, scale): (
+        Option<&Bound<'_, PyIndexStatus>>,
+        Option<&Bound<'_, PyAny>>,
+        Option<f32>,
+    ),
 ) -> PyResult<()> {
     let mut call = launch_call(stream)?;
     let d = import(out, "destination", &mut call)?;
@@ -242,8 +244,12 @@ fn indexed(
     let i = import(idx, what, &mut call)?;
     check_same_device(&s, "source", &d, "destination")?;
     check_same_device(&i, what, &d, "destination")?;
-    check_same_dtype(&s, "source", &d, "destination")?;
     check_writable(&d, "destination")?;
+    if s.dtype != d.dtype || scale.is_some() {
+        let convert = scale.map_or_else(Convert::new, |x| Convert::new().scale(x));
+        return indexed_convert(py, which, (&s, &i, &d), &convert, status, call.stream);
+    }
+    check_same_dtype(&s, "source", &d, "destination")?;
     let (sa, s_rows, s_cols, s_ld) = rows_of(&s, "source")?;
     let (da, d_rows, d_cols, d_ld) = rows_of(&d, "destination")?;
     if s.shape.get(1..) != d.shape.get(1..) {
@@ -279,21 +285,8 @@ fn indexed(
     }
     let st = device::stream(d.ordinal(), call.stream.unwrap_or(0))?;
     let _restore = device::RestoreContext::save();
-    let status = match status {
-        Some(s) => s.clone().unbind(),
-        None => index_status(py, d.ordinal())?,
-    };
+    let status = status_for(py, status, d.ordinal(), call.stream)?;
     let status = status.bind(py).borrow();
-    if status.ordinal != d.ordinal() {
-        return Err(PyValueError::new_err(format!(
-            "the IndexStatus is on cuda:{}, the arrays on cuda:{}",
-            status.ordinal,
-            d.ordinal()
-        )));
-    }
-    status
-        .last_stream
-        .store(call.stream.unwrap_or(0), Ordering::Relaxed);
     let mut guard = status.inner.lock().unwrap_or_else(|p| p.into_inner());
     let span =
         |rows: usize, cols: usize, ld: usize| if rows == 0 { 0 } else { (rows - 1) * ld + cols };
@@ -316,9 +309,95 @@ fn indexed(
     Ok(())
 }
 
+/// The status a copy counts into (`status`, else the device's default), checked to be on the
+/// arrays' device and told the stream its `check` waits for.
+fn status_for(
+    py: Python<'_>,
+    status: Option<&Bound<'_, PyIndexStatus>>,
+    ordinal: usize,
+    stream: Option<u64>,
+) -> PyResult<Py<PyIndexStatus>> {
+    let status = match status {
+        Some(s) => s.clone().unbind(),
+        None => index_status(py, ordinal)?,
+    };
+    {
+        let st = status.bind(py).borrow();
+        if st.ordinal != ordinal {
+            return Err(PyValueError::new_err(format!(
+                "the IndexStatus is on cuda:{}, the arrays on cuda:{ordinal}",
+                st.ordinal
+            )));
+        }
+        st.last_stream.store(stream.unwrap_or(0), Ordering::Relaxed);
+    }
+    Ok(status)
+}
+
+/// A whole array as a view of its own layout (any non-negative strides, rank 1 to 6).
+///
+/// # Safety
+/// The array's memory must stay alive and unwritten by others for the launch (the Array holds
+/// its owner; the framework's stream order does the rest).
+unsafe fn raw_tensor<'a>(a: &Array, what: &str, st: &'a Arc<CudaStream>) -> PyResult<RawTensor<'a>> {
+    if a.shape.is_empty() {
+        return Err(PyValueError::new_err(format!(
+            "the {what} must have a row mode: it is a scalar"
+        )));
+    }
+    let strides = a
+        .strides
+        .iter()
+        .map(|&x| usize::try_from(x))
+        .collect::<Result<Vec<usize>, _>>()
+        .map_err(|_| {
+            PyValueError::new_err(format!(
+                "the {what} has a negative stride: {:?}",
+                a.strides
+            ))
+        })?;
+    let layout = Layout::new(&a.shape, &strides).py_err()?;
+    let len = layout.cosize().py_err()?;
+    // SAFETY: forwarded to the caller.
+    unsafe { RawTensor::with_layout(a.addr, len, a.dtype, 0, layout, st) }.py_err()
+}
+
+/// The converting forms (the dtypes differ, or `scale` is given): items are the entries of mode
+/// 0 of arrays of any strides, each converted (and scaled) on the way.
+fn indexed_convert(
+    py: Python<'_>,
+    which: Indexed,
+    (s, i, d): (&Array, &Array, &Array),
+    convert: &Convert,
+    status: Option<&Bound<'_, PyIndexStatus>>,
+    stream: Option<u64>,
+) -> PyResult<()> {
+    let (what, kind) = match which {
+        Indexed::Gather => ("indices", IndexKind::Gather),
+        Indexed::Scatter => ("indices", IndexKind::Scatter),
+        Indexed::Blocks => ("block table", IndexKind::BlockTable),
+    };
+    let (ia, n) = indices_of(i, what, which == Indexed::Blocks)?;
+    let st = device::stream(d.ordinal(), stream.unwrap_or(0))?;
+    let _restore = device::RestoreContext::save();
+    let status = status_for(py, status, d.ordinal(), stream)?;
+    let status = status.bind(py).borrow();
+    let mut guard = status.inner.lock().unwrap_or_else(|p| p.into_inner());
+    // SAFETY: the arrays are held for the call and ordered on `st` (see launch_pair).
+    let sv = unsafe { raw_tensor(s, "source", &st)? };
+    let mut dv = unsafe { raw_tensor(d, "destination", &st)? };
+    by_index!(i.bits, I => {
+        // SAFETY: the index array is held for the call; `n` indices at `ia` on this device.
+        let ix = unsafe { Borrowed::<I>::new(&st, ia, n) };
+        cute_copy::convert_indexed_raw(&sv, &mut dv, (kind, 1), ix.get(), convert, &mut guard, &st)
+            .py_err()?;
+    });
+    Ok(())
+}
+
 /// `out[i] = src[idx[i]]` for every row `i` of `out`.
 #[pyfunction]
-#[pyo3(signature = (src, idx, out, status=None, stream=None))]
+#[pyo3(signature = (src, idx, out, status=None, stream=None, scale=None))]
 pub fn gather_rows(
     py: Python<'_>,
     src: &Bound<'_, PyAny>,
@@ -326,13 +405,14 @@ pub fn gather_rows(
     out: &Bound<'_, PyAny>,
     status: Option<&Bound<'_, PyIndexStatus>>,
     stream: Option<&Bound<'_, PyAny>>,
+    scale: Option<f32>,
 ) -> PyResult<()> {
-    indexed(py, Indexed::Gather, src, idx, out, status, stream)
+    indexed(py, Indexed::Gather, src, idx, out, (status, stream, scale))
 }
 
 /// `out[idx[i]] = src[i]` for every row `i` of `src`.
 #[pyfunction]
-#[pyo3(signature = (src, idx, out, status=None, stream=None))]
+#[pyo3(signature = (src, idx, out, status=None, stream=None, scale=None))]
 pub fn scatter_rows(
     py: Python<'_>,
     src: &Bound<'_, PyAny>,
@@ -340,13 +420,14 @@ pub fn scatter_rows(
     out: &Bound<'_, PyAny>,
     status: Option<&Bound<'_, PyIndexStatus>>,
     stream: Option<&Bound<'_, PyAny>>,
+    scale: Option<f32>,
 ) -> PyResult<()> {
-    indexed(py, Indexed::Scatter, src, idx, out, status, stream)
+    indexed(py, Indexed::Scatter, src, idx, out, (status, stream, scale))
 }
 
 /// `dst[pairs[k, 1]] = src[pairs[k, 0]]` for every pair `k`: blocks are the rows of `[n, ...]`.
 #[pyfunction]
-#[pyo3(signature = (src, dst, pairs, status=None, stream=None))]
+#[pyo3(signature = (src, dst, pairs, status=None, stream=None, scale=None))]
 pub fn copy_blocks(
     py: Python<'_>,
     src: &Bound<'_, PyAny>,
@@ -354,6 +435,7 @@ pub fn copy_blocks(
     pairs: &Bound<'_, PyAny>,
     status: Option<&Bound<'_, PyIndexStatus>>,
     stream: Option<&Bound<'_, PyAny>>,
+    scale: Option<f32>,
 ) -> PyResult<()> {
-    indexed(py, Indexed::Blocks, src, pairs, dst, status, stream)
+    indexed(py, Indexed::Blocks, src, pairs, dst, (status, stream, scale))
 }

@@ -338,6 +338,54 @@ def test_gather_scatter_and_blocks_with_out_of_range_indices(torch, index_dtype)
     assert int(dst[4].view(torch.int16).abs().sum()) == 0
 
 
+def test_gathers_scatters_and_block_tables_convert_like_torch(torch):
+    fp8 = torch.float8_e4m3fn
+    # a KV-cache write: bf16 keys (a strided slice of a qkv projection) into a float8 pool at a
+    # slot mapping, padding tokens -1, with a scale
+    qkv = torch.randn(37, 3, 4, 80, device="cuda").to(torch.bfloat16)
+    k = qkv[:, 1]
+    pool = torch.zeros(64, 4, 80, dtype=fp8, device="cuda")
+    slots = torch.randperm(64, device="cuda")[:37]
+    slots[::5] = -1
+    scale = 1 / 0.031
+    cc.scatter_rows(k, slots, pool, scale=scale)
+    keep = slots >= 0
+    want = torch.zeros_like(pool)
+    want[slots[keep]] = (k[keep].float() * scale).clamp(-448, 448).to(fp8)
+    same_bits(pool, want)
+    # a gather into a new bf16 array, and into a given one with a scale
+    table = torch.randn(100, 3, 24, device="cuda")
+    idx = torch.tensor([5, 0, 99, 7], device="cuda")
+    g = cc.gather_rows(table, idx, dtype=torch.bfloat16)
+    assert g.dtype == torch.bfloat16
+    same_bits(g, table[idx].to(torch.bfloat16))
+    out = torch.empty(4, 3, 24, dtype=torch.float16, device="cuda")
+    cc.gather_rows(table, idx, out, scale=0.5)
+    same_bits(out, (table[idx] * 0.5).to(torch.float16))
+    # blocks of a paged pool, f16 -> f32
+    blocks = torch.randn(9, 16, 2, 8, device="cuda").to(torch.float16)
+    dst = torch.zeros(5, 16, 2, 8, device="cuda")
+    pairs = torch.tensor([[8, 0], [2, 4], [3, -1]], device="cuda", dtype=torch.int32)
+    cc.copy_blocks(blocks, dst, pairs)
+    same_bits(dst[0], blocks[8].float())
+    same_bits(dst[4], blocks[2].float())
+    assert int(dst[1:4].abs().sum()) == 0
+    # under torch.compile, through the operators
+    pool.zero_()
+    torch.compile(lambda: cc.scatter_rows(k, slots, pool, scale=scale), fullgraph=True)()
+    same_bits(pool, want)
+    ops = torch.ops.cute_copy
+    torch.library.opcheck(ops.gather_rows.default, (table, idx, torch.bfloat16, 2.0))
+    torch.library.opcheck(ops.scatter_rows.default, (k, slots, pool.clone(), scale))
+    # refused: a scale that is not finite, a pair without a conversion, rows of other shapes
+    with pytest.raises(ValueError, match="scale"):
+        cc.scatter_rows(k, slots, pool, scale=float("inf"))
+    with pytest.raises(ValueError):
+        cc.gather_rows(torch.zeros(10, 4, dtype=torch.int64, device="cuda"), idx, dtype=fp8)
+    with pytest.raises(ValueError):
+        cc.scatter_rows(k, slots, torch.zeros(64, 4, 81, dtype=fp8, device="cuda"), scale=1.0)
+
+
 def test_index_arrays_are_checked(torch):
     table = torch.zeros(10, 4, device="cuda")
     with pytest.raises(ValueError, match="int32 or int64"):

@@ -132,30 +132,31 @@ _TORCH_DTYPES = {
 }
 
 
-def _empty(x, shape):
-    """A new row-major array of `shape`, x's dtype and device, from x's framework."""
+def _empty(x, shape, dtype=None):
+    """A new row-major array of `shape`, `dtype` (default: x's) on x's device, from x's
+    framework."""
     shape = tuple(int(n) for n in shape)
     fw = _framework(x)
     if fw == "torch":
         if _torch is None:
             register_torch_ops()
-        return x.new_empty(shape)
+        return x.new_empty(shape, dtype=dtype)
     if fw == "cupy":
         import cupy
 
         with x.device:
-            return cupy.empty(shape, dtype=x.dtype)
+            return cupy.empty(shape, dtype=x.dtype if dtype is None else dtype)
     if fw in ("jax", "jaxlib"):
-        return _jax_empty(x, shape)
+        return _jax_empty(x, shape, dtype)
     raise TypeError(
         f"cute_copy allocates outputs with torch, CuPy or JAX; {type(x).__name__} is none of them: pass out="
     )
 
 
-def _jax_empty(x, shape):
+def _jax_empty(x, shape, dtype=None):
     """JAX arrays are immutable: allocate with torch (else CuPy), fill, then hand it to JAX."""
     device = x.__dlpack_device__()[1]
-    name = str(x.dtype)
+    name = str(x.dtype if dtype is None else dtype)
     try:
         import torch
 
@@ -164,7 +165,7 @@ def _jax_empty(x, shape):
         import cupy
 
         with cupy.cuda.Device(device):
-            buf = cupy.empty(shape, dtype=x.dtype)
+            buf = cupy.empty(shape, dtype=x.dtype if dtype is None else dtype)
     return _JaxOut(buf)
 
 
@@ -273,35 +274,46 @@ def pad(x, shape, *, out=None, stream=None):
     return _finish(o) if out is None else out
 
 
-def gather_rows(src, idx, out=None, *, status=None, stream=None):
-    """``out[i] = src[idx[i]]`` for every row ``i``: rows are ``src[k]`` (each contiguous),
-    ``idx`` a 1D int32/int64 device array. Negative indices leave their row of ``out`` untouched;
-    indices past the end are skipped and counted in ``status`` (default: ``index_status(device)``;
-    ``status.check()`` raises ``IndexError``). Returns ``out`` (new when not given)."""
+def gather_rows(src, idx, out=None, *, dtype=None, scale=None, status=None, stream=None):
+    """``out[i] = src[idx[i]]`` for every row ``i``: rows are ``src[k]``, ``idx`` a 1D int32/int64
+    device array. Negative indices leave their row of ``out`` untouched; indices past the end are
+    skipped and counted in ``status`` (default: ``index_status(device)``; ``status.check()``
+    raises ``IndexError``). When ``out``'s dtype (or ``dtype``, for a new ``out``) differs from
+    ``src``'s, or ``scale`` is given, each element is converted (``y = dtype(x * scale)``, as
+    ``copy_`` converts) on the way, rows of any strides; otherwise each row must be contiguous.
+    Returns ``out`` (new when not given)."""
     if out is None and _compiling():
-        return _torch.ops.cute_copy.gather_rows(src, idx)
-    o = _empty(src, (idx.shape[0],) + tuple(src.shape[1:])) if out is None else out
-    _ext.gather_rows(src, idx, _target(o), status, stream)
+        return _torch.ops.cute_copy.gather_rows(src, idx, dtype, scale)
+    if out is None:
+        o = _empty(src, (idx.shape[0],) + tuple(src.shape[1:]), dtype)
+    else:
+        o = out
+    _ext.gather_rows(src, idx, _target(o), status, stream, scale)
     return _finish(o) if out is None else out
 
 
-def scatter_rows(src, idx, out, *, status=None, stream=None):
+def scatter_rows(src, idx, out, *, scale=None, status=None, stream=None):
     """``out[idx[i]] = src[i]`` for every row ``i`` of ``src``; negative indices skip, indices
-    past the end of ``out`` are skipped and counted in ``status``. Returns ``out``."""
+    past the end of ``out`` are skipped and counted in ``status``. Converting (and scaling by
+    ``scale``) when the dtypes differ or ``scale`` is given: a KV-cache write of bf16 keys into a
+    float8 pool at a slot mapping is ``scatter_rows(k, slot_mapping, pool.view(-1, h, d),
+    scale=1 / k_scale)``. Returns ``out``."""
     if _compiling():
-        _torch.ops.cute_copy.scatter_rows(src, idx, out)
+        _torch.ops.cute_copy.scatter_rows(src, idx, out, scale)
         return out
-    _ext.scatter_rows(src, idx, out, status, stream)
+    _ext.scatter_rows(src, idx, out, status, stream, scale)
     return out
 
 
-def copy_blocks(src, dst, pairs, *, status=None, stream=None):
+def copy_blocks(src, dst, pairs, *, scale=None, status=None, stream=None):
     """Block-table copy (paged KV cache copy/swap): ``dst[pairs[k, 1]] = src[pairs[k, 0]]`` for
     every row ``k`` of the ``[n, 2]`` int32/int64 device array ``pairs``; a block is ``src[b]``
-    (each block contiguous, e.g. ``[num_blocks, block_size, heads, dim]``). Negative entries skip
-    the pair; entries past the last block are skipped and counted in ``status``. Returns ``dst``."""
+    (e.g. ``[num_blocks, block_size, heads, dim]``; each block contiguous unless converting).
+    Negative entries skip the pair; entries past the last block are skipped and counted in
+    ``status``. Converting (and scaling by ``scale``) when the dtypes differ or ``scale`` is
+    given. Returns ``dst``."""
     if _compiling():
-        _torch.ops.cute_copy.copy_blocks(src, dst, pairs)
+        _torch.ops.cute_copy.copy_blocks(src, dst, pairs, scale)
         return dst
-    _ext.copy_blocks(src, dst, pairs, status, stream)
+    _ext.copy_blocks(src, dst, pairs, status, stream, scale)
     return dst

@@ -50,15 +50,41 @@ def pad(x: A, shape: Optional[Sequence[int]], *, out: Optional[A] = None, stream
     """Zero-pad a 2D/1D array into the top-left corner of a ``shape`` array (or ``out``)."""
 
 def gather_rows(
-    src: A, idx: Array, out: Optional[A] = None, *, status: Optional[IndexStatus] = None, stream: Stream = None
+    src: A,
+    idx: Array,
+    out: Optional[A] = None,
+    *,
+    dtype: Any = None,
+    scale: Optional[float] = None,
+    status: Optional[IndexStatus] = None,
+    stream: Stream = None,
 ) -> A:
-    """``out[i] = src[idx[i]]``; negative indices skip, indices past the end are counted in status."""
+    """``out[i] = src[idx[i]]``; negative indices skip, indices past the end are counted in status;
+    converting (``y = dtype(x * scale)``) when the dtypes differ or ``scale`` is given."""
 
-def scatter_rows(src: Array, idx: Array, out: A, *, status: Optional[IndexStatus] = None, stream: Stream = None) -> A:
-    """``out[idx[i]] = src[i]``; negative indices skip, indices past the end are counted in status."""
+def scatter_rows(
+    src: Array,
+    idx: Array,
+    out: A,
+    *,
+    scale: Optional[float] = None,
+    status: Optional[IndexStatus] = None,
+    stream: Stream = None,
+) -> A:
+    """``out[idx[i]] = src[i]``; negative indices skip, indices past the end are counted in status;
+    converting when the dtypes differ or ``scale`` is given (a KV-cache write into a float8 pool)."""
 
-def copy_blocks(src: Array, dst: A, pairs: Array, *, status: Optional[IndexStatus] = None, stream: Stream = None) -> A:
-    """``dst[pairs[k, 1]] = src[pairs[k, 0]]`` for every pair (blocks are ``src[b]``)."""
+def copy_blocks(
+    src: Array,
+    dst: A,
+    pairs: Array,
+    *,
+    scale: Optional[float] = None,
+    status: Optional[IndexStatus] = None,
+    stream: Stream = None,
+) -> A:
+    """``dst[pairs[k, 1]] = src[pairs[k, 0]]`` for every pair (blocks are ``src[b]``); converting
+    when the dtypes differ or ``scale`` is given."""
 
 def plan(dst: Array, src: Array) -> str:
     """The plan's text for ``copy_(dst, src)``; launches nothing, any device."""

@@ -16,9 +16,9 @@ _SCHEMAS = {
     "contiguous": "contiguous(Tensor x) -> Tensor",
     "permute": "permute(Tensor x, int[] dims) -> Tensor",
     "pad": "pad(Tensor x, SymInt[] shape) -> Tensor",
-    "gather_rows": "gather_rows(Tensor src, Tensor idx) -> Tensor",
-    "scatter_rows": "scatter_rows(Tensor src, Tensor idx, Tensor(a!) out) -> ()",
-    "copy_blocks": "copy_blocks(Tensor src, Tensor(a!) dst, Tensor pairs) -> ()",
+    "gather_rows": "gather_rows(Tensor src, Tensor idx, ScalarType? dtype=None, float? scale=None) -> Tensor",
+    "scatter_rows": "scatter_rows(Tensor src, Tensor idx, Tensor(a!) out, float? scale=None) -> ()",
+    "copy_blocks": "copy_blocks(Tensor src, Tensor(a!) dst, Tensor pairs, float? scale=None) -> ()",
 }
 
 
@@ -51,16 +51,20 @@ def register(torch, ext):
         ext.pad_into(out, x, None)
         return out
 
-    def gather_rows(src, idx):
-        out = torch.empty((idx.shape[0],) + tuple(src.shape[1:]), dtype=src.dtype, device=src.device)
-        ext.gather_rows(src, idx, out, None, None)
+    def gather_rows(src, idx, dtype=None, scale=None):
+        out = torch.empty(
+            (idx.shape[0],) + tuple(src.shape[1:]),
+            dtype=src.dtype if dtype is None else dtype,
+            device=src.device,
+        )
+        ext.gather_rows(src, idx, out, None, None, scale)
         return out
 
-    def scatter_rows(src, idx, out):
-        ext.scatter_rows(src, idx, out, None, None)
+    def scatter_rows(src, idx, out, scale=None):
+        ext.scatter_rows(src, idx, out, None, None, scale)
 
-    def copy_blocks(src, dst, pairs):
-        ext.copy_blocks(src, dst, pairs, None, None)
+    def copy_blocks(src, dst, pairs, scale=None):
+        ext.copy_blocks(src, dst, pairs, None, None, scale)
 
     kernels = {
         "copy_": copy_,
@@ -86,8 +90,8 @@ def register(torch, ext):
     def fake_pad(x, shape):
         return x.new_empty(list(shape))
 
-    def fake_gather_rows(src, idx):
-        return src.new_empty((idx.shape[0],) + tuple(src.shape[1:]))
+    def fake_gather_rows(src, idx, dtype=None, scale=None):
+        return src.new_empty((idx.shape[0],) + tuple(src.shape[1:]), dtype=dtype)
 
     fakes = {
         "copy_": fake_none,
