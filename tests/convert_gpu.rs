@@ -294,6 +294,49 @@ fn scales_and_per_channel_normalizations_match_the_host_model() {
 }
 
 #[test]
+fn fp8_destinations_keep_the_sign_of_zero_under_a_mean_of_minus_zero() {
+    // Chunks converting to FP8 go two elements per instruction, and skip the subtraction when
+    // their channel's mean is +0 (exact); a mean of -0 must still subtract (-0 - -0 = +0).
+    let Some(stream) = gpu() else { return };
+    let host: Vec<f32> = (0..128)
+        .map(|i| match i % 4 {
+            0 => -0.0,
+            1 => 0.0,
+            2 => -(i as f32) / 7.0,
+            _ => 1e6,
+        })
+        .collect();
+    let src = rm(&[2, 64]);
+    // a padded destination keeps the channel mode outer: one channel per chunk
+    let dst = Layout::new(&[2, 64], &[72, 1]).unwrap();
+    let norm = Convert::new().normalize(0, &[-0.0, 0.0], &[1.0, -2.0]);
+    let x = DeviceTensor::from_host(&stream, src, &host).unwrap();
+    let before: Vec<F8E4M3> = random_elements(144, 3);
+    let mut y = DeviceTensor::from_host(&stream, rm(&[144]), &before).unwrap();
+    let plan = cute_copy::convert_tensor(
+        &x.view(),
+        &mut y.view_mut().into_relayout(dst).unwrap(),
+        &norm,
+        &stream,
+    )
+    .unwrap();
+    assert_eq!(plan.channel, Some((0, 1)), "{plan}");
+    let want = expected_tensor_convert(&host, (0, &src), &before, (0, &dst), &norm).unwrap();
+    // row 0 (mean -0): -0 becomes +0; row 1 (mean +0, mul -0.5): -0 becomes +0 too, +0 becomes -0
+    assert_eq!(Element::to_bits(want[0]), 0x00);
+    assert_eq!(Element::to_bits(want[72 + 1]), 0x80);
+    let got = y.to_host(&stream).unwrap();
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            same_value(DType::F8E4M3, Element::to_bits(*g), Element::to_bits(*w)),
+            "element {i}: got {:#x}, want {:#x}\n{plan}",
+            Element::to_bits(*g),
+            Element::to_bits(*w)
+        );
+    }
+}
+
+#[test]
 fn random_layouts_of_rank_2_to_5_convert_exactly() {
     let Some(stream) = gpu() else { return };
     let mut r = rng(43);

@@ -266,22 +266,59 @@ struct ElemConfig {
   static constexpr int kSVecs = kChunk / kSV, kDVecs = kChunk / kDV;
 };
 
+// Two f32 to two FP8 values in one instruction (PTX cvt.rn.satfinite.e4m3x2.f32 / e5m2x2 on
+// sm_89 and later): the rounding and saturation of `from_f32` one by one, half the conversions.
+// The low byte is `a`'s.
+template <class D>
+CUTE_DEVICE std::uint16_t fp8x2_of(float a, float b) {
+  constexpr __nv_fp8_interpretation_t kKind = std::is_same_v<D, __nv_fp8_e4m3> ? __NV_E4M3 : __NV_E5M2;
+  return __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, kKind);
+}
+
+// Whether S -> D converts to FP8 through an f32 that holds S exactly (floats of 32 bits or
+// fewer, integers of 16 bits or fewer): those chunks convert pairwise (`fp8x2_of`).
+template <class S, class D>
+constexpr bool kPairwiseFp8 =
+    kIsFp8<D> && !std::is_same_v<S, D> && (std::is_same_v<S, float> || sizeof(S) <= 2);
+
 // Convert a chunk of N elements in registers. Element j is element e0 + j of its row; its channel
 // is `c0` stepped every `div` elements (div = 0: one channel for the chunk), elements before
 // `first` not counted.
 template <class S, class D, int N, class SU, class DU>
 CUTE_DEVICE void convert_chunk(SU const (&in)[N], DU (&out)[N], ConvertDesc const& d, Coefficients coef,
                                std::int64_t c0, std::int64_t r0, std::int64_t div, int skip) {
-  if (!d.affine) {
-    CUTE_UNROLL
-    for (int j = 0; j < N; ++j) out[j] = bits_as<DU>(convert<S, D>(bits_as<S>(in[j])));
-    return;
-  }
-  if (div == 0) {  // one channel for the whole chunk (a scale, or the channel is an outer mode)
-    float const mean = coef.mean[c0], mul = coef.mul[c0];
-    CUTE_UNROLL
-    for (int j = 0; j < N; ++j) out[j] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(in[j]), mean, mul));
-    return;
+  if constexpr (kPairwiseFp8<S, D>) {
+    static_assert(N % 2 == 0 && sizeof(DU) == 1, "FP8 chunks of pairs");
+    // Two elements per conversion; with one channel for the chunk, a mean of +0 (a scale alone)
+    // skips the subtraction, which is exact: x - (+0) is x for every x (not so for -0: -0 - -0 is
+    // +0).
+    auto pairs = [&](auto&& value) {
+      CUTE_UNROLL
+      for (int j = 0; j < N; j += 2) {
+        std::uint16_t const two = fp8x2_of<D>(value(j), value(j + 1));
+        out[j] = static_cast<DU>(two & 0xff);
+        out[j + 1] = static_cast<DU>(two >> 8);
+      }
+    };
+    auto x = [&](int j) { return f32_of(bits_as<S>(in[j])); };
+    if (!d.affine) return pairs(x);
+    if (div == 0) {
+      float const mean = coef.mean[c0], mul = coef.mul[c0];
+      if (__float_as_uint(mean) == 0u) return pairs([&](int j) { return x(j) * mul; });
+      return pairs([&](int j) { return (x(j) - mean) * mul; });
+    }
+  } else {
+    if (!d.affine) {
+      CUTE_UNROLL
+      for (int j = 0; j < N; ++j) out[j] = bits_as<DU>(convert<S, D>(bits_as<S>(in[j])));
+      return;
+    }
+    if (div == 0) {  // one channel for the whole chunk (a scale, or the channel is an outer mode)
+      float const mean = coef.mean[c0], mul = coef.mul[c0];
+      CUTE_UNROLL
+      for (int j = 0; j < N; ++j) out[j] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(in[j]), mean, mul));
+      return;
+    }
   }
   std::int64_t rr = r0, cc = c0;
   CUTE_UNROLL

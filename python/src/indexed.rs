@@ -339,7 +339,11 @@ fn status_for(
 /// # Safety
 /// The array's memory must stay alive and unwritten by others for the launch (the Array holds
 /// its owner; the framework's stream order does the rest).
-unsafe fn raw_tensor<'a>(a: &Array, what: &str, st: &'a Arc<CudaStream>) -> PyResult<RawTensor<'a>> {
+unsafe fn raw_tensor<'a>(
+    a: &Array,
+    what: &str,
+    st: &'a Arc<CudaStream>,
+) -> PyResult<RawTensor<'a>> {
     if a.shape.is_empty() {
         return Err(PyValueError::new_err(format!(
             "the {what} must have a row mode: it is a scalar"
@@ -351,10 +355,7 @@ unsafe fn raw_tensor<'a>(a: &Array, what: &str, st: &'a Arc<CudaStream>) -> PyRe
         .map(|&x| usize::try_from(x))
         .collect::<Result<Vec<usize>, _>>()
         .map_err(|_| {
-            PyValueError::new_err(format!(
-                "the {what} has a negative stride: {:?}",
-                a.strides
-            ))
+            PyValueError::new_err(format!("the {what} has a negative stride: {:?}", a.strides))
         })?;
     let layout = Layout::new(&a.shape, &strides).py_err()?;
     let len = layout.cosize().py_err()?;
@@ -437,5 +438,12 @@ pub fn copy_blocks(
     stream: Option<&Bound<'_, PyAny>>,
     scale: Option<f32>,
 ) -> PyResult<()> {
-    indexed(py, Indexed::Blocks, src, pairs, dst, (status, stream, scale))
+    indexed(
+        py,
+        Indexed::Blocks,
+        src,
+        pairs,
+        dst,
+        (status, stream, scale),
+    )
 }
