@@ -400,6 +400,29 @@ fn elementwise_route(
     }
 }
 
+/// What both plan constructors fill alike; the closure adds the coalesced layouts, the channel and
+/// the route.
+fn assemble(
+    (src_dtype, dst_dtype): (DType, DType),
+    (src, dst): (Layout, Layout),
+    rule: ConvertRule,
+    coefficients: Option<(Vec<f32>, Vec<f32>)>,
+    indexed: Option<ItemIndex>,
+) -> impl Fn((Layout, Layout), Option<(usize, usize)>, ConvertRoute) -> ConvertPlan {
+    move |coalesced, channel, route| ConvertPlan {
+        src_dtype,
+        dst_dtype,
+        src,
+        dst,
+        coalesced,
+        rule,
+        coefficients: coefficients.clone(),
+        channel,
+        route,
+        indexed,
+    }
+}
+
 /// [`Error::GridTooLarge`] when the route launches more blocks than a 1D grid holds.
 fn check_grid(route: &ConvertRoute) -> Result<()> {
     let grid = match route {
@@ -456,18 +479,7 @@ impl ConvertPlan {
         }
         let rule = conversion(src_dtype, dst_dtype)?;
         let coefficients = convert.coefficients(src.shape())?;
-        let plan = |coalesced, channel, route| ConvertPlan {
-            src_dtype,
-            dst_dtype,
-            src,
-            dst,
-            coalesced,
-            rule,
-            coefficients: coefficients.clone(),
-            channel,
-            route,
-            indexed: None,
-        };
+        let plan = assemble((src_dtype, dst_dtype), (src, dst), rule, coefficients, None);
         if src.size() == 0 {
             return Ok(plan((src, dst), None, ConvertRoute::Empty));
         }
@@ -585,18 +597,13 @@ impl ConvertPlan {
             dst_items,
             index_bytes,
         });
-        let plan = |coalesced, channel, route| ConvertPlan {
-            src_dtype,
-            dst_dtype,
-            src,
-            dst,
-            coalesced,
+        let plan = assemble(
+            (src_dtype, dst_dtype),
+            (src, dst),
             rule,
-            coefficients: coefficients.clone(),
-            channel,
-            route,
+            coefficients,
             indexed,
-        };
+        );
         // An item: its `block_rows` entries of mode 0 (a mode of their own when more than one),
         // then modes 1 .., coalesced; mode 0 of the launch walks the items.
         let split = usize::from(block_rows > 1);
