@@ -1,7 +1,8 @@
 """Copies that convert, from PyTorch: u8 NHWC camera frames into an f32 NCHW batch normalized with
 ImageNet's mean and std (one launch instead of permute + float + sub + div), f32 activations to
-bf16, and f16 attention heads [B,H,S,D] to FP8 E4M3 [B,S,H,D] with a scale. Each result is checked
-against torch and timed with CUDA events.
+bf16, f16 attention heads [B,H,S,D] to FP8 E4M3 [B,S,H,D] with a scale, and new bf16 keys written
+into an FP8 KV-cache pool at a slot mapping with a scale (vLLM's reshape_and_cache, one launch).
+Each result is checked against torch and timed with CUDA events.
 
     python3 python/examples/convert_frames.py
 
@@ -58,6 +59,20 @@ def main():
     ms = timed(torch, lambda: cc.copy_(q, hp, scale=64.0))
     assert torch.equal(q.view(torch.uint8), (hp.float() * 64).clamp(-448, 448).to(torch.float8_e4m3fn).view(torch.uint8))
     print(f"f16 heads -> FP8 E4M3 [B,S,H,D], scale 64: {ms * 1e3:.1f} us, {h.numel() * 3 / ms / 1e6:.0f} GB/s")
+
+    # the keys of a fused qkv projection (a strided view) into a float8 pool of 16-slot blocks
+    tokens, heads, dim, k_scale = 4096, 8, 128, 0.05
+    qkv = torch.randn(tokens, 3, heads, dim, device="cuda").to(torch.bfloat16)
+    k = qkv[:, 1]
+    pool = torch.zeros(2 * tokens, heads, dim, dtype=torch.float8_e4m3fn, device="cuda")
+    blocks = torch.randperm(2 * tokens // 16, device="cuda")
+    t = torch.arange(tokens, device="cuda")
+    slots = blocks[t // 16] * 16 + t % 16
+    ms = timed(torch, lambda: cc.scatter_rows(k, slots, pool, scale=1 / k_scale))
+    cc.index_status(0).check()  # raises IndexError if a slot was out of range
+    want = (k.float() * (1 / k_scale)).clamp(-448, 448).to(torch.float8_e4m3fn)
+    assert torch.equal(pool[slots].view(torch.uint8), want.view(torch.uint8))
+    print(f"KV-cache write, bf16 keys -> FP8 pool at a slot mapping: {ms * 1e3:.1f} us, {k.numel() * 3 / ms / 1e6:.0f} GB/s")
     return 0
 
 
