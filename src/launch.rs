@@ -236,8 +236,9 @@ pub(crate) fn tensor(
 
 /// Launch a non-empty convert plan whose views are pinned at `src` / `dst` (coordinate 0), in the
 /// stream's context (checked by the caller); an index-driven plan with its index array and status
-/// buffer at `index` (`(table, status)`, device addresses in that context). Channel coefficients past what the descriptor holds
-/// go up in a device array on the stream, freed in stream order after the launch.
+/// buffer at `index` (`(table, status)`, device addresses in that context). Channel coefficients
+/// past what the descriptor holds go up in a device array on the stream, freed in stream order
+/// after the launch.
 pub(crate) fn convert(
     plan: &ConvertPlan,
     src: u64,
