@@ -298,8 +298,12 @@ void launch_convert(ConvertDesc const& t) {
   } else {
     require(t.kind == ConvertKind::Tile && t.mode_a != t.mode_b, "tile: two different modes");
     auto pow2 = [](std::int64_t x) { return x >= 1 && (x & (x - 1)) == 0; };
-    require(pow2(t.tile_a) && pow2(t.tile_b) && t.tile_a * t.tile_b <= 4096 && t.tile_a <= 1024 && t.tile_b <= 1024,
-            "tile: powers of two, 4096 elements, 1024 a side");
+    // A wide tile (16384 elements, 4096 a side) only where both sides go by vectors: the strided
+    // load and store paths hold 16 elements per thread (convert.cu kPer).
+    bool const wide = t.src_stride[t.mode_a] == 1 && t.dst_stride[t.mode_b] == 1;
+    std::int64_t const elems = wide ? 16384 : 4096, side = wide ? 4096 : 1024;
+    require(pow2(t.tile_a) && pow2(t.tile_b) && t.tile_a * t.tile_b <= elems && t.tile_a <= side && t.tile_b <= side,
+            "tile: powers of two, 4096 elements and 1024 a side (16384 and 4096 when both sides go by vectors)");
     require(t.tiles_a == (t.shape[t.mode_a] + t.tile_a - 1) / t.tile_a &&
                 t.tiles_b == (t.shape[t.mode_b] + t.tile_b - 1) / t.tile_b &&
                 t.blocks == t.tiles_a * t.tiles_b * others,

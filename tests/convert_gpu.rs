@@ -406,6 +406,88 @@ fn elementwise_rows_on_the_16_byte_grid_and_off_it_convert_every_element() {
 }
 
 #[test]
+fn lane_interleaved_rows_of_any_chunk_count_convert_every_element() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(46);
+    // Rows of every chunk count around a group of 32 (fewer, exactly 32, 32 and a partial group,
+    // several groups) at random source and destination offsets and pitches: each row's phase on
+    // either side differs, so the destination vectors a chunk takes are cut at a row's ends and
+    // their sources realigned (16-byte vectors; 4- or 8-byte words for widening pairs). Also a
+    // normalization over an outer mode (one channel per chunk: interleaved) and one along the
+    // row (never interleaved), and u8 -> f64 (never interleaved).
+    fn one<S: Element, D: Element>(stream: &Arc<CudaStream>, r: &mut rand::rngs::StdRng) {
+        let chunk = 32 / S::DTYPE.size_bytes().min(D::DTYPE.size_bytes());
+        for n in [
+            1,
+            chunk * 5 + 3,
+            chunk * 32,
+            chunk * 32 - 1,
+            chunk * 33 + 1,
+            chunk * 70 + r.random_range(0..chunk),
+        ] {
+            let rows = r.random_range(1..=3);
+            let (sp, dp) = (r.random_range(0..9), r.random_range(0..9));
+            let src = Side::placed(
+                r.random_range(0..16),
+                Layout::new(&[rows, n], &[n + sp, 1]).unwrap(),
+                r.random_range(0..3),
+            );
+            let dst = Side::placed(
+                r.random_range(0..16),
+                Layout::new(&[rows, n], &[n + dp, 1]).unwrap(),
+                r.random_range(0..3),
+            );
+            let p = check::<S, D>(stream, src, dst, &Convert::new().scale(0.5), r);
+            let words = 16 / D::DTYPE.size_bytes() * S::DTYPE.size_bytes() >= 4;
+            if n > 1 {
+                assert_eq!(p.lane_interleaved(), words, "{p}");
+            }
+        }
+        // rows that do not coalesce (a source pitch), one channel per row
+        let n = chunk * 40 + 5;
+        let over_rows = Convert::new().normalize(0, &[1.0, -2.0, 0.5], &[2.0, 4.0, 8.0]);
+        let p = check::<S, D>(
+            stream,
+            Side::placed(
+                r.random_range(0..16),
+                Layout::new(&[3, n], &[n + 4, 1]).unwrap(),
+                0,
+            ),
+            Side::placed(r.random_range(0..16), rm(&[3, n]), 0),
+            &over_rows,
+            r,
+        );
+        assert!(matches!(p.route, ConvertRoute::Elementwise { .. }), "{p}");
+        assert_eq!(p.channel.map(|(m, _)| m), Some(0), "{p}");
+        let along = rm(&[n / 3 + 1, 3]);
+        let norm = Convert::new().normalize(1, &[1.0, -2.0, 0.5], &[2.0, 4.0, 8.0]);
+        let p = check::<S, D>(
+            stream,
+            Side::placed(r.random_range(0..16), along.clone(), 0),
+            Side::placed(r.random_range(0..16), along, 0),
+            &norm,
+            r,
+        );
+        assert!(!p.lane_interleaved(), "{p}");
+    }
+    for (s, d) in [
+        (DType::F32, DType::BF16),
+        (DType::F16, DType::F8E4M3),
+        (DType::BF16, DType::F8E5M2),
+        (DType::F64, DType::U8),
+        (DType::F32, DType::F32),
+        (DType::U16, DType::F16),
+        (DType::BF16, DType::F32),
+        (DType::I32, DType::I64),
+        (DType::U8, DType::F32),
+        (DType::F16, DType::F64),
+        (DType::U8, DType::F64),
+    ] {
+        with_pair!(s, d, one(&stream, &mut r));
+    }
+}
+
+#[test]
 fn tile_route_moves_whole_vectors_at_every_offset_pitch_and_span_edge() {
     let Some(stream) = gpu() else { return };
     let mut r = rng(44);
@@ -421,6 +503,10 @@ fn tile_route_moves_whole_vectors_at_every_offset_pitch_and_span_edge() {
             (1000, 3),
             (5, 333),
             (200, 200),
+            // wide tiles: a short mode against 2048 .. 4096 of the other (more than one tile)
+            (3, 9001),
+            (4500, 5),
+            (2, 2049),
         ] {
             let (off, pad, tail) = (
                 r.random_range(0..16),
@@ -434,8 +520,9 @@ fn tile_route_moves_whole_vectors_at_every_offset_pitch_and_span_edge() {
             let p = check::<S, D>(stream, src, dst, &Convert::new(), r);
             assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
         }
-        // a flat run on both sides: [N, 3, HW] -> [N, HW, 3], channel normalized
-        let (n, hw) = (3, 777);
+        // a flat run on both sides: [N, 3, HW] -> [N, HW, 3], channel normalized (a wide tile when
+        // HW passes 1024)
+        let (n, hw) = (3, [777, 4099][r.random_range(0..2)]);
         let src = Side::placed(
             r.random_range(0..16),
             rm(&[n, 3, hw]).permute(&[0, 2, 1]).unwrap(),

@@ -27,6 +27,7 @@ fn route_json(plan: &ConvertPlan) -> serde_json::Value {
             "rows": rows, "chunks_per_row": chunks_per_row, "blocks": blocks,
             "load": if *vector_load { "vector" } else { "element" },
             "store": if *vector_store { "vector" } else { "element" },
+            "lane_interleaved": plan.lane_interleaved(),
         }),
         ConvertRoute::Tile {
             mode_a,

@@ -19,6 +19,11 @@
 //    partial vectors go element by element. A chunk's source is loaded as 16-byte vectors: one
 //    each where the row's source phase matches, else the aligned vectors around it, funnel-
 //    shifted into place (`realign`), when they lie inside the source span; else by element.
+//    When the destination is unit-stride, no channel steps along the row and the pair is same-
+//    width or narrowing to 2 bytes or more, a row's chunks are lane-interleaved in groups of 32:
+//    chunk j of a group owns the group's destination vectors j, j + 32, ..., so each store
+//    instruction of a warp writes 512 consecutive bytes (whole 32-byte sectors) and each lane
+//    loads its vectors' sources (16 bytes or more each, on the source's grid).
 //    Index-driven (a row gather or scatter, a block table): mode 0 walks items, and an item's
 //    source and destination items come from the index arrays (common.cuh side_index): a
 //    negative index skips the item, one past the side's items is skipped and counted once.
@@ -49,7 +54,8 @@ using cutlass::FastDivmodU64;
 
 constexpr int kThreads = 256;
 constexpr int kUnroll = 2;          // chunks per thread (src/convert.rs UNROLL)
-constexpr int kTileElems = 4096;    // elements per tile: 16 per thread
+constexpr int kTileElems = 4096;    // elements per tile: 16 per thread (a wide tile, both sides by
+                                    // vectors: up to 16384, src/convert.rs tile_extents)
 constexpr int kVecsPerThread = 4;   // tile route: 16-byte loads a thread has in flight
 // Tile route: lanes per run segment, 4 (64 consecutive bytes, two whole sectors): a warp's gather
 // from the stage then reads 8 runs (tile columns) at once, in distinct banks; groups of 8 lanes
@@ -257,13 +263,14 @@ struct ElemParams {
   cutlass::FastDivmod per_row32, outer32[5];
   bool narrow;
   bool indexed;  // index-driven: mode 0's items go through d.src_index / d.dst_index
+  std::int64_t row_chunks;  // chunks per row as launched (the divisor of per_row)
 };
 
 template <int SW, int DW>
 struct ElemConfig {
   static constexpr int kChunk = 32 / (SW < DW ? SW : DW);  // elements per chunk
-  static constexpr int kSV = 16 / SW, kDV = 16 / DW;       // elements per 16-byte vector
-  static constexpr int kSVecs = kChunk / kSV, kDVecs = kChunk / kDV;
+  static constexpr int kDV = 16 / DW;                      // elements per destination vector
+  static constexpr int kDVecs = kChunk / kDV;
 };
 
 // Two f32 to two FP8 values in one instruction (PTX cvt.rn.satfinite.e4m3x2.f32 / e5m2x2 on
@@ -342,6 +349,13 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
   std::int64_t const n = d.shape[last];
   std::int64_t const ss = d.src_stride[last], ds = d.dst_stride[last];
   bool const vload = ss == 1, vstore = ds == 1;
+  // Lane-interleaved units (below) need vector stores and a chunk whose elements need not be
+  // consecutive (not with a channel that steps along the row); they are taken where they measured
+  // faster: same-width or narrowing pairs to 2-byte and wider elements (a unit's source is then
+  // 16 bytes or more). Widening pairs and 1-byte destinations measured slower interleaved on the
+  // H200 (f16 -> FP8 0.89x -> 0.67x of a copy, bf16 -> f32 0.54x -> 0.51x) and keep their chunks.
+  constexpr bool kInterleavable = SW >= DW && DW >= 2;
+  bool const interleave = kInterleavable && vstore && !(d.affine && d.chan_mode == last);
   std::uint64_t const span_end = d.src + static_cast<std::uint64_t>(d.src_span);
 
   CUTE_UNROLL
@@ -390,40 +404,67 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
     char const* const srow = reinterpret_cast<char const*>(d.src) + so * SW;
     char* const drow = reinterpret_cast<char*>(d.dst) + dof * DW;
     int const phase = vstore ? static_cast<int>((reinterpret_cast<std::uintptr_t>(drow) & 15) / DW) : 0;
-    std::int64_t const e0 = static_cast<std::int64_t>(k) * kChunk - phase;  // (kChunk) elements from e0
-    if (e0 >= n) continue;
-    bool const whole = e0 >= 0 && e0 + kChunk <= n;
+    // The chunk's destination vectors ("units" of kDV elements; unit 0 starts `phase` elements
+    // before the row): unit base + v * step for v < kDVecs. Its own consecutive ones (step 1),
+    // or, lane-interleaved, every G-th unit of its group of G = 32 chunks (the row's last group
+    // may be shorter): a warp then stores 32 consecutive vectors per instruction, whole 32-byte
+    // sectors, where the chunk's own would store half-sectors at a 32-byte lane stride.
+    std::int64_t base = static_cast<std::int64_t>(k) * C::kDVecs, step = 1;
+    if (interleave) {
+      std::int64_t const g0 = static_cast<std::int64_t>(k) & ~std::int64_t{31};
+      step = p.row_chunks - g0 < 32 ? p.row_chunks - g0 : 32;
+      base = g0 * C::kDVecs + (static_cast<std::int64_t>(k) & 31);
+    }
+    std::int64_t const e0 = base * C::kDV - phase;  // the first unit's first element
+    if (e0 >= n) continue;                          // (so are the later units')
 
-    // Load: (kChunk) source elements, 16-byte vectors where the chunk is whole.
+    // Load N source elements (16 bytes or more) from element e of the row into in[at..): 16-byte
+    // vectors when the run is inside the row, on the source's own grid (the aligned ones around
+    // it, funnel-shifted into place, when its phase differs and they lie inside the source span);
+    // else element by element, zero outside the row.
     SU in[kChunk];
-    bool loaded = false;
-    if (vload && whole) {
-      std::uint64_t const a = reinterpret_cast<std::uint64_t>(srow + e0 * SW);
-      unsigned const m = static_cast<unsigned>(a & 15);
-      uint4 v[C::kSVecs];
-      if (m == 0) {
-        CUTE_UNROLL
-        for (int i = 0; i < C::kSVecs; ++i) v[i] = reinterpret_cast<uint4 const*>(a)[i];
-        loaded = true;
-      } else if (a - m >= d.src && a - m + 16 * (C::kSVecs + 1) <= span_end) {
-        uint4 w[C::kSVecs + 1];
-        CUTE_UNROLL
-        for (int i = 0; i <= C::kSVecs; ++i) w[i] = reinterpret_cast<uint4 const*>(a - m)[i];
-        CUTE_UNROLL
-        for (int i = 0; i < C::kSVecs; ++i) v[i] = realign(w[i], w[i + 1], static_cast<int>(m));
-        loaded = true;
+    auto load_run = [&](auto count, std::int64_t e, int at) {
+      constexpr int N = decltype(count)::value;
+      constexpr int kBytes = N * SW;
+      bool loaded = false;
+      if (vload && e >= 0 && e + N <= n) {
+        std::uint64_t const a = reinterpret_cast<std::uint64_t>(srow + e * SW);
+        if constexpr (kBytes >= 16) {
+          constexpr int kV = kBytes / 16;
+          unsigned const m = static_cast<unsigned>(a & 15);
+          uint4 v[kV];
+          if (m == 0) {
+            CUTE_UNROLL
+            for (int i = 0; i < kV; ++i) v[i] = reinterpret_cast<uint4 const*>(a)[i];
+            loaded = true;
+          } else if (a - m >= d.src && a - m + 16 * (kV + 1) <= span_end) {
+            uint4 w[kV + 1];
+            CUTE_UNROLL
+            for (int i = 0; i <= kV; ++i) w[i] = reinterpret_cast<uint4 const*>(a - m)[i];
+            CUTE_UNROLL
+            for (int i = 0; i < kV; ++i) v[i] = realign(w[i], w[i + 1], static_cast<int>(m));
+            loaded = true;
+          }
+          if (loaded) memcpy(in + at, v, kBytes);
+        }
       }
-      if (loaded) memcpy(in, v, sizeof(in));
-    }
-    if (!loaded) {
+      if (!loaded) {
+        CUTE_UNROLL
+        for (int j = 0; j < N; ++j) {
+          std::int64_t const x = e + j;
+          in[at + j] = (x >= 0 && x < n) ? *reinterpret_cast<SU const*>(srow + x * ss * SW) : SU(0);
+        }
+      }
+    };
+    if (interleave) {
       CUTE_UNROLL
-      for (int j = 0; j < kChunk; ++j) {
-        std::int64_t const e = e0 + j;
-        in[j] = (e >= 0 && e < n) ? *reinterpret_cast<SU const*>(srow + e * ss * SW) : SU(0);
-      }
+      for (int v = 0; v < C::kDVecs; ++v) load_run(std::integral_constant<int, C::kDV>{}, e0 + v * step * C::kDV, v * C::kDV);
+    } else {
+      load_run(std::integral_constant<int, kChunk>{}, e0, 0);
     }
 
-    // Convert in registers: the channel of the chunk's first element and how it steps.
+    // Convert in registers: the channel of the chunk's first element and how it steps (a channel
+    // along the row is never interleaved: the chunk's elements are then consecutive).
     std::int64_t c0 = 0, r0 = 0, div = 0;
     int skip = 0;
     if (d.affine && d.chan_mode >= 0) {
@@ -444,11 +485,12 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
       convert_chunk<decltype(s), decltype(t)>(in, out, d, coef, c0, r0, div, skip);
     });
 
-    // Store: 16-byte vectors on the destination's grid, elements where the row cuts one.
+    // Store: a unit inside the row as one 16-byte vector on the destination's grid, a unit the
+    // row cuts element by element.
     if (vstore) {
       CUTE_UNROLL
       for (int i = 0; i < C::kDVecs; ++i) {
-        std::int64_t const v0 = e0 + i * C::kDV;
+        std::int64_t const v0 = e0 + i * step * C::kDV;
         if (v0 >= 0 && v0 + C::kDV <= n) {
           uint4 v;
           memcpy(&v, out + i * C::kDV, 16);
@@ -494,11 +536,21 @@ struct TileParams {
 template <int DW>
 constexpr int kTilePad = DW >= 4 ? 1 : 4 / DW;  // one 32-bit word per tile row
 
+// Groups of kGroup aligned 16-byte vectors that cover a run of `bytes` at any of the runs'
+// 16-byte phases: room for a phase, unless every run starts on the grid (the first at `run0`,
+// the others `step` bytes apart), when a run's own vectors suffice (a 64 x 64 f32 tile then
+// loads in one round of the block's 1024 vector slots instead of two).
+CUTE_DEVICE int vector_groups(int bytes, std::uint64_t run0, std::int64_t step) {
+  if (((run0 | static_cast<std::uint64_t>(step)) & 15) == 0) return ((bytes + 15) / 16 + kGroup - 1) / kGroup;
+  return (bytes + 15) / 16 / kGroup + 1;
+}
+
 template <int SW, int DW>
 CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_t<DW>* tile, float* chan_tab) {
   using SU = cute::uint_byte_t<SW>;
   using DU = cute::uint_byte_t<DW>;
-  constexpr int kPer = kTileElems / kThreads;
+  constexpr int kPer = kTileElems / kThreads;  // the strided paths' elements per thread (tiles of
+                                               // kTileElems at most: wide tiles go by vectors)
   ConvertDesc const& d = p.d;
   int const ta = 1 << p.log_ta, tb = 1 << p.log_tb, pitch = ta + kTilePad<DW>, n_tile = ta * tb;
   // This block's tile: (ia, ib) and the other modes' coordinates.
@@ -584,11 +636,11 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
     bool const flat = sb == ea && na == ea && a0 == 0;
     int const runs = flat ? 1 : nb;
     int const len = flat ? na * nb : na;
-    int const groups = (len * SW + 15) / 16 / kGroup + 1;  // vector groups per run
-    int const slots = runs * groups * kGroup;
-    float const inv_groups = rcp(groups), inv_na = rcp(na);
     std::uint64_t const run0 = reinterpret_cast<std::uint64_t>(src + (flat ? b0 * sb : a0 + b0 * sb) * SW);
     std::int64_t const step = sb * SW;  // bytes from one run to the next
+    int const groups = vector_groups(len * SW, run0, runs > 1 ? step : 0);  // per run
+    int const slots = runs * groups * kGroup;
+    float const inv_groups = rcp(groups), inv_na = rcp(na);
     std::uint64_t const span_end = d.src + static_cast<std::uint64_t>(d.src_span);
     for (int base = 0; base < slots; base += kThreads * kVecsPerThread) {
       uint4 v[kVecsPerThread];
@@ -672,11 +724,11 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
     bool const flat = da == eb && nb == eb && b0 == 0;
     int const runs = flat ? 1 : na;
     int const len = flat ? na * nb : nb;
-    int const groups = (len * DW + 15) / 16 / kGroup + 1;
-    int const slots = runs * groups * kGroup;
-    float const inv_groups = rcp(groups), inv_nb = rcp(nb);
     std::uint64_t const run0 = reinterpret_cast<std::uint64_t>(dst + (flat ? a0 * da : b0 + a0 * da) * DW);
     std::int64_t const step = da * DW;
+    int const groups = vector_groups(len * DW, run0, runs > 1 ? step : 0);
+    int const slots = runs * groups * kGroup;
+    float const inv_groups = rcp(groups), inv_nb = rcp(nb);
     for (int base = 0; base < slots; base += kThreads * kVecsPerThread) {
       CUTE_UNROLL
       for (int u = 0; u < kVecsPerThread; ++u) {
@@ -767,6 +819,7 @@ void run(ConvertDesc const& d) {
     for (int m = 0; m < last; ++m) aligned_rows = aligned_rows && (d.dst_stride[m] * DW) % 16 == 0;
     std::int64_t const per_row = aligned_rows ? (d.shape[last] + d.chunk - 1) / d.chunk : d.chunks_per_row;
     p.per_row = FastDivmodU64(static_cast<std::uint64_t>(per_row));
+    p.row_chunks = per_row;
     for (std::uint32_t i = 0; i + 1 < d.rank; ++i) p.outer[i] = FastDivmodU64(static_cast<std::uint64_t>(d.shape[d.rank - 2 - i]));
     p.chan_div = chan_div;
     p.chan_n = chan_n;
@@ -799,7 +852,12 @@ void run(ConvertDesc const& d) {
     // the tile (rounded to 16 bytes), then the channel table: (mean, mul) per coordinate of the
     // longer tile side
     std::size_t const tile_bytes = (static_cast<std::size_t>(d.tile_b) * (d.tile_a + kTilePad<DW>) * DW + 15) / 16 * 16;
-    std::size_t const smem = tile_bytes + (d.affine ? 2 * sizeof(float) * std::max(d.tile_a, d.tile_b) : 0);
+    // the channel table: over the tile side the channel walks (the kernel's `side`), if any
+    std::int64_t const table = !d.affine || d.chan_mode < 0                          ? 0
+                               : d.chan_mode == static_cast<std::int32_t>(d.mode_a) ? d.tile_a
+                               : d.chan_mode == static_cast<std::int32_t>(d.mode_b) ? d.tile_b
+                                                                                     : 0;
+    std::size_t const smem = tile_bytes + 2 * sizeof(float) * static_cast<std::size_t>(table);
     if (smem > 48 * 1024) {
       cudaError_t const e = cudaFuncSetAttribute(convert_tile<SW, DW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                  static_cast<int>(smem));
