@@ -1088,13 +1088,7 @@ mod tests {
             (DType::F64, DType::F32),
             (DType::F64, DType::BF16),
         ] {
-            let p = plan(
-                s,
-                d,
-                packed.clone(),
-                packed.clone(),
-                &Convert::new().scale(0.5),
-            );
+            let p = plan(s, d, packed, packed, &Convert::new().scale(0.5));
             assert!(p.lane_interleaved(), "{p}");
             assert!(p.to_string().contains("lane-interleaved"), "{p}");
         }
@@ -1105,7 +1099,7 @@ mod tests {
             (DType::U8, DType::F32),
             (DType::U8, DType::F64),
         ] {
-            let p = plan(s, d, packed.clone(), packed.clone(), &Convert::new());
+            let p = plan(s, d, packed, packed, &Convert::new());
             assert!(!p.lane_interleaved(), "{p}");
             assert!(p.to_string().contains("not lane-interleaved"), "{p}");
         }
@@ -1113,7 +1107,7 @@ mod tests {
         // channel per row, interleaved.
         let cvt = Convert::new().normalize(0, &[0.0; 10], &[1.0; 10]);
         let padded = Layout::new(&[10, 333], &[336, 1]).unwrap();
-        let p = plan(DType::F32, DType::BF16, padded.clone(), padded, &cvt);
+        let p = plan(DType::F32, DType::BF16, padded, padded, &cvt);
         assert!(p.lane_interleaved(), "{p}");
         // Packed, the same rows coalesce into one: the channel then steps along it.
         let p = plan(
@@ -1126,7 +1120,7 @@ mod tests {
         assert!(!p.lane_interleaved(), "{p}");
         // A strided destination stores element by element: nothing to interleave.
         let dst = Layout::new(&[1000, 96], &[192, 2]).unwrap();
-        let p = plan(DType::F32, DType::F16, packed.clone(), dst, &Convert::new());
+        let p = plan(DType::F32, DType::F16, packed, dst, &Convert::new());
         assert!(
             matches!(
                 p.route,
@@ -1142,7 +1136,7 @@ mod tests {
         let p = plan(
             DType::F32,
             DType::F16,
-            packed.clone(),
+            packed,
             rm(&[96, 1000]).permute(&[1, 0]).unwrap(),
             &Convert::new(),
         );

@@ -463,7 +463,7 @@ fn lane_interleaved_rows_of_any_chunk_count_convert_every_element() {
         let norm = Convert::new().normalize(1, &[1.0, -2.0, 0.5], &[2.0, 4.0, 8.0]);
         let p = check::<S, D>(
             stream,
-            Side::placed(r.random_range(0..16), along.clone(), 0),
+            Side::placed(r.random_range(0..16), along, 0),
             Side::placed(r.random_range(0..16), along, 0),
             &norm,
             r,
