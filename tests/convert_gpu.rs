@@ -539,6 +539,10 @@ fn tile_route_moves_whole_vectors_at_every_offset_pitch_and_span_edge() {
         (DType::F16, DType::F8E4M3),
         (DType::I16, DType::I64),
         (DType::F32, DType::F32),
+        // stage spans of 8 and 16 words (rotated per lane) from 1- and 2-byte sources
+        (DType::U8, DType::BF16),
+        (DType::U16, DType::F32),
+        (DType::I8, DType::F64),
     ] {
         with_pair!(s, d, one(&stream, &mut r));
     }

@@ -616,6 +616,63 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
     }
     tile[bl * pitch + al] = bits_as<DU>(y);
   };
+  // A whole source vector (16 / SW elements of row bl from al) into the stage: converted in
+  // registers (the channel's coefficients read once when they are the vector's), then written in
+  // an order rotated per lane. The lanes of a warp hold consecutive vectors of a run, kWords
+  // stage words apart: written in the same order, the lanes that share a bank (every 32 / kWords-th)
+  // would write it in the same instruction, a kWords-way conflict (8 for u8 -> bf16, 16 for
+  // u8 -> f32). A lane whose span starts at stage word b starts at word floor(b / 32) % kWords of
+  // its span instead, and wraps around, so those lanes write distinct banks. Spans of fewer than 4
+  // words keep their order (2-way at most).
+  auto stage_vector = [&](auto s_, auto t_, SU const(&w)[16 / SW], int al, int bl) {
+    using S = decltype(s_);
+    using D = decltype(t_);
+    constexpr int kV = 16 / SW;
+    DU y[kV];
+    if (!d.affine) {
+      CUTE_UNROLL
+      for (int k = 0; k < kV; ++k) y[k] = bits_as<DU>(convert<S, D>(bits_as<S>(w[k])));
+    } else if (side != 1) {
+      float const mean = side == 0 ? c_mean : chan_tab[bl], mul = side == 0 ? c_mul : chan_tab[tab_n + bl];
+      CUTE_UNROLL
+      for (int k = 0; k < kV; ++k) y[k] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(w[k]), mean, mul));
+    } else {
+      CUTE_UNROLL
+      for (int k = 0; k < kV; ++k)
+        y[k] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(w[k]), chan_tab[al + k], chan_tab[tab_n + al + k]));
+    }
+    int const at0 = bl * pitch + al;
+    DU* const row = tile + at0;
+    constexpr int kBytes = kV * DW, kWords = kBytes / 4;
+    if constexpr (kBytes % 4 != 0 || kWords < 4 || kWords > 16) {
+      CUTE_UNROLL
+      for (int k = 0; k < kV; ++k) row[k] = y[k];
+    } else {
+      std::uint32_t wd[kWords];
+      memcpy(wd, y, kBytes);
+      int const rot = static_cast<int>((static_cast<unsigned>(at0) * DW / 4) >> 5) & (kWords - 1);
+      // wd[i] becomes word (i + rot) % kWords of the vector: log2(kWords) rounds of selects.
+      CUTE_UNROLL
+      for (int s = 1; s < kWords; s <<= 1) {
+        std::uint32_t t[kWords];
+        CUTE_UNROLL
+        for (int i = 0; i < kWords; ++i) t[i] = (rot & s) ? wd[(i + s) % kWords] : wd[i];
+        CUTE_UNROLL
+        for (int i = 0; i < kWords; ++i) wd[i] = t[i];
+      }
+      CUTE_UNROLL
+      for (int i = 0; i < kWords; ++i) {
+        int const at = (i + rot) & (kWords - 1);
+        if constexpr (DW >= 4) {
+          reinterpret_cast<std::uint32_t*>(row)[at] = wd[i];
+        } else {
+          constexpr int kE = 4 / DW;
+          CUTE_UNROLL
+          for (int h = 0; h < kE; ++h) row[at * kE + h] = static_cast<DU>(wd[i] >> (8 * DW * h));
+        }
+      }
+    }
+  };
 
   // Small quotients without a divide: x / n for 0 <= x < 2^20, 1 <= n <= 2^20, by an approximate
   // float reciprocal (rcp.approx, relative error below 2^-23: with the product's rounding the
@@ -648,6 +705,11 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
       CUTE_UNROLL
       for (int u = 0; u < kVecsPerThread; ++u) {
         int const slot = base + u * kThreads + static_cast<int>(threadIdx.x);
+        v[u] = make_uint4(0, 0, 0, 0);
+        run[u] = 0;
+        j0[u] = len;
+        // Past the tile's slots (whole warps in a small tile's only round): no address work.
+        if (slot >= slots) continue;
         int const q = slot >> kLogGroup, r = quot(q, inv_groups);
         std::uint64_t const start = run0 + static_cast<std::uint64_t>(r * step);
         int const phase = static_cast<int>(start & 15);
@@ -656,8 +718,7 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
         // its first element, as an index into the run (negative before the run's start)
         j0[u] = (16 * c - phase) >> kLogSW;
         run[u] = r;
-        v[u] = make_uint4(0, 0, 0, 0);
-        if (slot >= slots || j0[u] >= len) {
+        if (j0[u] >= len) {
           j0[u] = len;  // nothing of a run here
         } else if (va >= d.src && va + 16 <= span_end) {
           v[u] = *reinterpret_cast<uint4 const*>(va);
@@ -677,8 +738,7 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
           SU w[16 / SW];
           memcpy(w, &v[u], 16);
           if (!flat && j >= 0 && j + 16 / SW <= len) {  // a whole vector of row run[u]
-            CUTE_UNROLL
-            for (int k = 0; k < 16 / SW; ++k) stage(s_, t_, w[k], j + k, run[u]);
+            stage_vector(s_, t_, w, j, run[u]);
           } else {  // a run's end, or a flat run: element by element, (a, b) stepped
             int const k0 = j < 0 ? -j : 0;
             int bl = flat ? quot(j + k0, inv_na) : run[u];
