@@ -826,7 +826,15 @@ impl ConvertPlan {
                 } else if cs.stride()[*mode_b] == ea && tile.0 >= ea {
                     format!("loads: 16-byte vectors ({} elements) over one contiguous run per tile (the tile holds all {ea} of mode {mode_a} and mode {mode_b} steps over it), groups of 4 lanes on 64 consecutive bytes; the run's first and last vectors are the aligned ones around it, so any offset loads whole vectors", 16 / sw)
                 } else {
-                    format!("loads: 16-byte vectors ({} elements) along each tile row of mode {mode_a}, groups of 4 lanes on 64 consecutive bytes; a row's first and last vectors are the aligned ones around it (inside the source span), so any offset or pitch loads whole vectors", 16 / sw)
+                    // The kernel's stage_vector: a whole vector's converted elements span `words`
+                    // stage words; 4 to 16 of them are written in an order rotated per lane.
+                    let words = 16 / sw * dw / 4;
+                    let rotated = if (4..=16).contains(&words) {
+                        format!("; a lane writes its vector's {words} stage words from word floor(b / 32) mod {words} of its span on (b: the span's first word), wrapping around, so the lanes of a warp that share a bank write different ones")
+                    } else {
+                        String::new()
+                    };
+                    format!("loads: 16-byte vectors ({} elements) along each tile row of mode {mode_a}, groups of 4 lanes on 64 consecutive bytes; a row's first and last vectors are the aligned ones around it (inside the source span), so any offset or pitch loads whole vectors{rotated}", 16 / sw)
                 });
                 r.push(if cd.stride()[*mode_b] != 1 {
                     "stores: element by element (the destination's fastest mode is strided)".into()
@@ -1168,6 +1176,39 @@ mod tests {
         assert_eq!(mean, vec![1.0, 2.0, 3.0]);
         assert_eq!(mul[1], 1.0f32 / 5.0);
         assert!(p.to_string().contains("normalized per channel"), "{p}");
+    }
+
+    #[test]
+    fn row_loads_of_narrow_sources_stage_in_an_order_rotated_per_lane() {
+        let plan = |s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert| {
+            ConvertPlan::new(s, d, src, dst, cvt).unwrap()
+        };
+        // u8 NCHW cropped -> bf16 NHWC: tile rows of mode a loaded by vectors, 16 u8 -> 8 words
+        let frames = rm(&[8, 3, 1088, 1928]);
+        let crop = Layout::new(&[8, 3, 1080, 1920], frames.stride()).unwrap();
+        let src = crop.permute(&[0, 2, 3, 1]).unwrap();
+        let p = plan(
+            DType::U8,
+            DType::BF16,
+            src,
+            rm(&[8, 1080, 1920, 3]),
+            &Convert::new(),
+        );
+        assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
+        assert!(p.to_string().contains("its vector's 8 stage words"), "{p}");
+        // u8 -> f32: 16 words; u8 -> f64 (32 words) and f32 -> bf16 (2 words) keep their order
+        let p = plan(
+            DType::U8,
+            DType::F32,
+            src,
+            rm(&[8, 1080, 1920, 3]),
+            &Convert::new(),
+        );
+        assert!(p.to_string().contains("its vector's 16 stage words"), "{p}");
+        for (s, d) in [(DType::U8, DType::F64), (DType::F32, DType::BF16)] {
+            let p = plan(s, d, src, rm(&[8, 1080, 1920, 3]), &Convert::new());
+            assert!(!p.to_string().contains("stage words"), "{p}");
+        }
     }
 
     #[test]
