@@ -1187,24 +1187,14 @@ mod tests {
         let frames = rm(&[8, 3, 1088, 1928]);
         let crop = Layout::new(&[8, 3, 1080, 1920], frames.stride()).unwrap();
         let src = crop.permute(&[0, 2, 3, 1]).unwrap();
-        let p = plan(
-            DType::U8,
-            DType::BF16,
-            src,
-            rm(&[8, 1080, 1920, 3]),
-            &Convert::new(),
-        );
-        assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
-        assert!(p.to_string().contains("its vector's 8 stage words"), "{p}");
-        // u8 -> f32: 16 words; u8 -> f64 (32 words) and f32 -> bf16 (2 words) keep their order
-        let p = plan(
-            DType::U8,
-            DType::F32,
-            src,
-            rm(&[8, 1080, 1920, 3]),
-            &Convert::new(),
-        );
-        assert!(p.to_string().contains("its vector's 16 stage words"), "{p}");
+        // u8 -> bf16: 8 words, u8 -> f32: 16 words, both rotated
+        for (d, words) in [(DType::BF16, 8), (DType::F32, 16)] {
+            let p = plan(DType::U8, d, src, rm(&[8, 1080, 1920, 3]), &Convert::new());
+            assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
+            let want = format!("its vector's {words} stage words");
+            assert!(p.to_string().contains(&want), "{p}");
+        }
+        // u8 -> f64 (32 words) and f32 -> bf16 (2 words) keep their order
         for (s, d) in [(DType::U8, DType::F64), (DType::F32, DType::BF16)] {
             let p = plan(s, d, src, rm(&[8, 1080, 1920, 3]), &Convert::new());
             assert!(!p.to_string().contains("stage words"), "{p}");
