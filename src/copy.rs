@@ -10,7 +10,8 @@ use cudarc::driver::{CudaContext, CudaStream};
 
 use crate::device::check_context;
 use crate::error::{Error, Result};
-use crate::ffi::{self, CopyDesc, Kernel};
+use crate::ffi::{self, Kernel};
+use crate::launch::Span;
 use crate::peer::{route_plan, PeerRoute, PeerShape};
 use crate::plan::{Operand, Operation, Plan};
 use crate::view::{Geometry, MatrixView, MatrixViewMut, RawMatrix};
@@ -209,6 +210,7 @@ pub fn launch<T: Element>(
     // A plan is a function of the dtype and the two operands (shape, leading dimension, offset
     // modulo 256 bytes), and so is every legality check it passed: views with the same three are
     // views it was made for, with no planning again (the kept plan's whole point).
+    // Each view's geometry is read once, here, and handed on to the launch.
     let (s, d) = (side_of(src)?, side_of_mut(dst)?);
     s.geo.check_extent()?;
     d.geo.check_extent()?;
@@ -223,7 +225,8 @@ pub fn launch<T: Element>(
     if route != plan.peer {
         return Err(Error::PlanMismatch);
     }
-    enqueue_typed(plan, src, dst, stream, Kernel::Menu)
+    let geos = (s.geo, d.geo);
+    enqueue_at(plan, geos, src, dst, stream, Kernel::Menu)
 }
 
 fn run_typed<T: Element>(
@@ -235,7 +238,8 @@ fn run_typed<T: Element>(
 ) -> Result<Plan> {
     let (s, d) = (side_of(src)?, side_of_mut(dst)?);
     let plan = make_plan(T::DTYPE, &s, &d, atom, want, stream.context())?;
-    enqueue_typed(&plan, src, dst, stream, Kernel::Menu)?;
+    let geos = (s.geo, d.geo);
+    enqueue_at(&plan, geos, src, dst, stream, Kernel::Menu)?;
     Ok(plan)
 }
 
@@ -279,9 +283,12 @@ pub fn launch_overhead_ns<T: Element>(
     }
     let rust_ns = t0.elapsed().as_nanos() as f64 / iters.max(1) as f64;
     let mut bare = 0.0;
-    pinned(plan, src, dst, stream, |desc| {
-        bare = ffi::bare_launch_ns(desc, iters)?;
-        Ok(())
+    let geos = (src.geometry()?, dst.geometry()?);
+    pinned(plan, geos, src, dst, stream, |s, d| {
+        crate::launch::with_copy_desc(plan, s, d, stream, |desc| {
+            bare = ffi::bare_launch_ns(desc, iters)?;
+            Ok(())
+        })
     })?;
     Ok((rust_ns, bare))
 }
@@ -346,7 +353,7 @@ fn run_raw(
         Some(_) => crate::launch::copy(&plan, ss, ds, stream, Kernel::Menu)?,
         None => {
             check_contexts(s.ctx, d.ctx, stream)?;
-            crate::launch::copy(&plan, ss, ds, stream, Kernel::Menu)?
+            crate::launch::copy_menu(&plan, ss, ds, stream)?
         }
     }
     Ok(plan)
@@ -360,28 +367,45 @@ pub(crate) fn enqueue_typed<T: Element>(
     stream: &Arc<CudaStream>,
     kernel: Kernel,
 ) -> Result<()> {
-    pinned(plan, src, dst, stream, |desc| ffi::launch(desc, kernel))
+    let geos = (src.geometry()?, dst.geometry()?);
+    enqueue_at(plan, geos, src, dst, stream, kernel)
 }
 
-/// Check contexts, pin both typed views, and hand the descriptor to `f` while the guards are held.
-fn pinned<T: Element>(
+/// [`enqueue_typed`] with both views' geometry already read (by the caller's checks).
+fn enqueue_at<T: Element>(
     plan: &Plan,
+    geos: (Geometry, Geometry),
     src: &MatrixView<'_, T>,
     dst: &mut MatrixViewMut<'_, T>,
     stream: &Arc<CudaStream>,
-    f: impl FnOnce(&CopyDesc) -> Result<()>,
+    kernel: Kernel,
+) -> Result<()> {
+    pinned(plan, geos, src, dst, stream, |s, d| match kernel {
+        Kernel::Menu => crate::launch::copy_menu(plan, s, d, stream),
+        other => crate::launch::copy(plan, s, d, stream, other),
+    })
+}
+
+/// Check contexts, pin both typed views (their geometry `geos`), and hand the spans of element
+/// (0, 0) of each side to `f` while the guards are held; a copy-engine route between devices is
+/// enqueued here.
+fn pinned<T: Element>(
+    plan: &Plan,
+    (sg, dg): (Geometry, Geometry),
+    src: &MatrixView<'_, T>,
+    dst: &mut MatrixViewMut<'_, T>,
+    stream: &Arc<CudaStream>,
+    f: impl FnOnce(Span, Span) -> Result<()>,
 ) -> Result<()> {
     if plan.blocks() == 0 {
         return Ok(());
     }
-    let (sg, dg) = (src.geometry()?, dst.geometry()?);
     let e = plan.dtype.size_bytes();
     let Some(route) = &plan.peer else {
         check_contexts(src.context(), dst.context(), stream)?;
         let src_pin = src.pin(stream);
         let dst_pin = dst.pin(stream);
-        let (s, d) = (sg.span_at(src_pin.addr, e)?, dg.span_at(dst_pin.addr, e)?);
-        return crate::launch::with_copy_desc(plan, s, d, stream, f);
+        return f(sg.span_at(src_pin.addr, e)?, dg.span_at(dst_pin.addr, e)?);
     };
     // Between devices: the route was made for these contexts and this stream (make_plan, or
     // launch's check); the pins order both buffers' own streams around the launch.
@@ -392,7 +416,7 @@ fn pinned<T: Element>(
     if route.copy_engine() {
         crate::launch::peer_memcpy(route, (&src_ctx, s), (&dst_ctx, d), stream)
     } else {
-        crate::launch::with_copy_desc(plan, s, d, stream, f)
+        f(s, d)
     }
 }
 

@@ -29,6 +29,21 @@ pub(crate) fn disjoint(src: Span, dst: Span) -> Result<()> {
     Ok(())
 }
 
+/// The device can run `atom`, or [`Error::UnsupportedArch`].
+fn check_arch(atom: Atom, device: &DeviceInfo) -> Result<()> {
+    let needed = atom.min_compute_capability();
+    let (major, minor) = device.compute_capability;
+    if major < needed {
+        return Err(Error::UnsupportedArch {
+            atom,
+            needed,
+            major,
+            minor,
+        });
+    }
+    Ok(())
+}
+
 /// A non-empty 2D plan whose buffers are in the stream's context (checked by the caller), element
 /// (0, 0) of each side at `src.addr` / `dst.addr`: check the device for the atom and overlap,
 /// build the descriptor, and hand it to `f` with the stream's context bound to this thread.
@@ -40,16 +55,7 @@ pub(crate) fn with_copy_desc(
     f: impl FnOnce(&CopyDesc) -> Result<()>,
 ) -> Result<()> {
     let device = DeviceInfo::of(stream.context())?;
-    let needed = plan.atom.min_compute_capability();
-    let (major, minor) = device.compute_capability;
-    if major < needed {
-        return Err(Error::UnsupportedArch {
-            atom: plan.atom,
-            needed,
-            major,
-            minor,
-        });
-    }
+    check_arch(plan.atom, &device)?;
     disjoint(src, dst)?;
     stream.context().bind_to_thread()?;
     let (lean_threads, prefetch) = if plan.realigned() {
@@ -83,6 +89,19 @@ pub(crate) fn with_copy_desc(
         prefetch,
     };
     f(&desc)
+}
+
+/// Launch a non-empty 2D plan on the menu's kernel, its buffers in the stream's context (checked
+/// by the caller): a realigned plan goes to the bridge as the one row descriptor it is
+/// (`launch_rows`, as a kept [`Batch`](crate::Batch) does), with the same lean-kernel and prefetch
+/// rules as [`with_copy_desc`]; any other plan as a `CopyDesc`.
+pub(crate) fn copy_menu(plan: &Plan, src: Span, dst: Span, stream: &Arc<CudaStream>) -> Result<()> {
+    if !plan.realigned() || plan.peer.is_some() {
+        return copy(plan, src, dst, stream, Kernel::Menu);
+    }
+    check_arch(plan.atom, &DeviceInfo::of(stream.context())?)?;
+    disjoint(src, dst)?;
+    rows(&plan.rows_desc_at(src.addr, dst.addr), plan.dtype, 0, stream)
 }
 
 /// Launch a non-empty 2D plan on `kernel` (the menu's, the tutorial's or a baseline).
