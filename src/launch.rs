@@ -101,7 +101,8 @@ pub(crate) fn copy_menu(plan: &Plan, src: Span, dst: Span, stream: &Arc<CudaStre
     }
     check_arch(plan.atom, &DeviceInfo::of(stream.context())?)?;
     disjoint(src, dst)?;
-    rows(&plan.rows_desc_at(src.addr, dst.addr), plan.dtype, 0, stream)
+    let one = plan.rows_desc_at(src.addr, dst.addr);
+    rows(&one, plan.dtype, 0, stream)
 }
 
 /// Launch a non-empty 2D plan on `kernel` (the menu's, the tutorial's or a baseline).
