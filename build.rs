@@ -62,6 +62,7 @@ fn main() {
         &manifest_dir,
         &out_dir,
         &out_dir.join("cxxbridge/include"),
+        &menu::widths(&menu),
     );
 }
 

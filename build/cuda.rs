@@ -1,6 +1,8 @@
 //! The nvcc half of the build: kernels, dispatch and host-side CuTe, compiled into one static
 //! library by cc in CUDA mode. CuTe makes these translation units slow (a minute or more each on 2
-//! cores), so each object is cached under a key made of content only: the source file itself, every
+//! cores), so the stale ones compile side by side (as many nvcc processes as cargo's job count, the
+//! longest first; the convert family's file in one part per source width), and each object is
+//! cached under a key made of content only (its defines included): the source file itself, every
 //! shared header under `cpp/` (and `cpp/menu.def`) by its path inside `cpp/`, the header cxx
 //! generates for the shared structs (by a fixed name, wherever OUT_DIR is), the flags with the
 //! toolchain's folders left out, what `nvcc --version` prints and CUTLASS's `version.h`. No path of
@@ -13,22 +15,41 @@ use std::path::{Path, PathBuf};
 
 use crate::toolchain::Toolchain;
 
+/// The sources, the longest to compile first (the objects compile side by side, see `jobs`).
 const SOURCES: &[&str] = &[
-    "cpp/kernels/realign.cu",
-    "cpp/kernels/transpose.cu",
     "cpp/kernels/convert.cu",
+    "cpp/kernels/transpose.cu",
+    "cpp/kernels/realign.cu",
     "cpp/dispatch.cu",
     "cpp/kernels/universal.cu",
     "cpp/kernels/cp_async.cu",
     "cpp/introspect.cpp",
     "cpp/baselines.cu",
 ];
+/// Sources compiled once per element width of the menu, as `-DCUTE_COPY_SRC_WIDTH=w` (the first
+/// part also `-DCUTE_COPY_FIRST_PART`): the convert family's kernels, instantiated per (source
+/// width, destination width) pair, are most of the build, and in parts they share the cores.
+const SPLIT_BY_SRC_WIDTH: &[&str] = &["cpp/kernels/convert.cu"];
 const LIB: &str = "cute_copy_cuda";
 /// A folder for the object cache shared by several target directories (checkouts, a workspace and
 /// a dependent crate, CI's builds).
 pub const CACHE_VAR: &str = "CUTE_COPY_NVCC_CACHE";
 
-pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &Path) {
+/// One object of the library: a source and the defines it is compiled with.
+struct Unit {
+    src: PathBuf,
+    defines: Vec<String>,
+    /// The object's name before its key: the source's stem, and the part's width.
+    name: String,
+}
+
+pub fn build(
+    tc: &Toolchain,
+    manifest_dir: &Path,
+    out_dir: &Path,
+    cxx_include: &Path,
+    widths: &[String],
+) {
     let mut flags = vec![
         "-std=c++17".to_string(),
         "--expt-relaxed-constexpr".into(),
@@ -106,27 +127,61 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
         })
         .unwrap_or_else(|| out_dir.join("cuda-objects"));
     std::fs::create_dir_all(&cache).expect("create the CUDA object cache");
-    let cached: Vec<PathBuf> = sources
+    let units: Vec<Unit> = SOURCES
         .iter()
-        .map(|src| {
-            let shared = if src.starts_with(&kernels_dir) {
+        .flat_map(|s| {
+            let src = manifest_dir.join(s);
+            let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
+            if SPLIT_BY_SRC_WIDTH.contains(s) {
+                widths
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| {
+                        let mut defines = vec![format!("CUTE_COPY_SRC_WIDTH={w}")];
+                        if i == 0 {
+                            defines.push("CUTE_COPY_FIRST_PART".into());
+                        }
+                        Unit {
+                            src: src.clone(),
+                            defines,
+                            name: format!("{stem}-w{w}"),
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            } else {
+                vec![Unit {
+                    src,
+                    defines: Vec::new(),
+                    name: stem,
+                }]
+            }
+        })
+        .collect();
+    let cached: Vec<PathBuf> = units
+        .iter()
+        .map(|u| {
+            let shared = if u.src.starts_with(&kernels_dir) {
                 kernel_headers
             } else {
                 all_headers
             };
-            let key = shared ^ fnv1a(&std::fs::read(src).unwrap_or_default()).rotate_left(17);
-            let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
-            cache.join(format!("{stem}-{key:016x}.o"))
+            let own = [
+                std::fs::read(&u.src).unwrap_or_default(),
+                u.defines.join(" ").into_bytes(),
+            ];
+            let key = shared ^ fnv1a(&own.join(&0u8)).rotate_left(17);
+            cache.join(format!("{}-{key:016x}.o", u.name))
         })
         .collect();
-    let stale: Vec<usize> = (0..sources.len())
-        .filter(|&i| !cached[i].is_file())
-        .collect();
+    let stale: Vec<usize> = (0..units.len()).filter(|&i| !cached[i].is_file()).collect();
     // cc runs the nvcc named by NVCC when building CUDA.
     std::env::set_var("NVCC", &tc.nvcc);
-    for &i in &stale {
+    let compile = |i: usize| {
+        let unit = &units[i];
+        let started = std::time::Instant::now();
         // One file per cc build: each object is whole-program CUDA (cc passes --device-c only for
-        // several files), so the library needs no device-link step.
+        // several files), so the library needs no device-link step. Each in a folder of its own:
+        // the parts of one source would otherwise share an intermediate's name.
         let mut build = cc::Build::new();
         build
             .cuda(true)
@@ -135,7 +190,8 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
             // -O0 in a debug profile: minutes more to compile and much slower kernels).
             .debug(false)
             .opt_level(3)
-            .file(&sources[i])
+            .out_dir(out_dir.join("nvcc").join(&unit.name))
+            .file(&unit.src)
             .include(manifest_dir.join("cpp/include"))
             .include(manifest_dir.join("cpp"))
             .include(cxx_include)
@@ -143,12 +199,36 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
         for f in &flags {
             build.flag(f);
         }
+        for d in &unit.defines {
+            let (name, value) = d
+                .split_once('=')
+                .map_or((d.as_str(), None), |(n, v)| (n, Some(v)));
+            build.define(name, value);
+        }
         let objects = build.compile_intermediates();
         // Copy then rename: a build script running beside this one never sees half an object.
         let part = cached[i].with_extension(format!("part{}", std::process::id()));
         std::fs::copy(&objects[0], &part).expect("cache a CUDA object");
         std::fs::rename(&part, &cached[i]).expect("cache a CUDA object");
-    }
+        println!(
+            "cute-copy: nvcc compiled {} in {:.0} s",
+            unit.name,
+            started.elapsed().as_secs_f64()
+        );
+    };
+    // The stale objects side by side, the longest first (SOURCES' order), on as many threads as
+    // cargo gives this build (its -j, NUM_JOBS). nvcc runs one thread per object.
+    let jobs = jobs().min(stale.len()).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = stale.get(n) else { break };
+                compile(i);
+            });
+        }
+    });
     let lib = out_dir.join(format!("lib{LIB}.a"));
     let _ = std::fs::remove_file(&lib);
     let status = std::process::Command::new(std::env::var("AR").unwrap_or_else(|_| "ar".into()))
@@ -167,6 +247,16 @@ pub fn build(tc: &Toolchain, manifest_dir: &Path, out_dir: &Path, cxx_include: &
     for lib in ["cudart_static", "stdc++", "dl", "pthread", "rt"] {
         println!("cargo:rustc-link-lib={lib}");
     }
+}
+
+/// How many nvcc processes may run at once: cargo's job count for this build (`-j`, NUM_JOBS),
+/// else the machine's cores.
+fn jobs() -> usize {
+    std::env::var("NUM_JOBS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(1)
 }
 
 /// What `nvcc --version` prints: the compiler's identity, wherever it is installed.

@@ -29,6 +29,14 @@ fn split_args(args: &str) -> Vec<&str> {
     out
 }
 
+/// The element widths of the `CUTE_COPY_WIDTH` rows, in order.
+pub fn widths(def: &str) -> Vec<String> {
+    rows(def, "CUTE_COPY_WIDTH")
+        .into_iter()
+        .map(|r| r[0].to_string())
+        .collect()
+}
+
 pub fn generate(def: &str) -> String {
     let atoms = rows(def, "CUTE_COPY_ATOM");
     let widths = rows(def, "CUTE_COPY_WIDTH");

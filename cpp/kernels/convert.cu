@@ -76,6 +76,36 @@ CUTE_DEVICE T bits_as(U u) {
 template <class T>
 constexpr bool kIsFp8 = std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>;
 
+// ---- FP8 encodings and decodings -----------------------------------------------------------------
+// With a PTX instruction for them (sm_89 and later: cvt between f32 / f16x2 and e4m3x2 / e5m2x2)
+// they are inlined; without one (every f64 -> FP8, and all of them before sm_89) cuda_fp8.hpp runs
+// a software routine of some hundred instructions through f64. Those routines are called out of
+// line: the same routine and result, once per object instead of inlined at each of the hundreds of
+// places the tiles and chunks of every FP8 pair convert an element, which made them most of the
+// convert family's compile time (ptxas) for sm_80.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define CUTE_COPY_FP8_F32 CUTE_DEVICE
+#else
+#define CUTE_COPY_FP8_F32 __device__ __noinline__
+#endif
+
+CUTE_COPY_FP8_F32 __nv_fp8_storage_t fp8_of_f32(float x, __nv_fp8_interpretation_t kind) {
+  return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, kind);
+}
+
+CUTE_COPY_FP8_F32 __nv_fp8x2_storage_t fp8x2_of_f32x2(float a, float b, __nv_fp8_interpretation_t kind) {
+  return __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, kind);
+}
+
+template <class T>
+CUTE_COPY_FP8_F32 float f32_of_fp8(T x) {
+  return static_cast<float>(x);
+}
+
+__device__ __noinline__ __nv_fp8_storage_t fp8_of_f64(double x, __nv_fp8_interpretation_t kind) {
+  return __nv_cvt_double_to_fp8(x, __NV_SATFINITE, kind);
+}
+
 // Any scalar as f32: exact for every float but f64, round to nearest even for wide integers.
 template <class T>
 CUTE_DEVICE float f32_of(T x) {
@@ -83,7 +113,7 @@ CUTE_DEVICE float f32_of(T x) {
   else if constexpr (std::is_same_v<T, double>) return __double2float_rn(x);
   else if constexpr (std::is_same_v<T, __half>) return __half2float(x);
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(x);
-  else if constexpr (kIsFp8<T>) return static_cast<float>(x);
+  else if constexpr (kIsFp8<T>) return f32_of_fp8(x);
   else if constexpr (std::is_same_v<T, std::int64_t>) return __ll2float_rn(x);
   else if constexpr (std::is_same_v<T, std::uint64_t>) return __ull2float_rn(x);
   else if constexpr (std::is_same_v<T, std::int32_t>) return __int2float_rn(x);
@@ -121,11 +151,11 @@ CUTE_DEVICE D from_f32(float x) {
   else if constexpr (std::is_same_v<D, __nv_bfloat16>) return __float2bfloat16_rn(x);
   else if constexpr (std::is_same_v<D, __nv_fp8_e4m3>) {
     D r;
-    r.__x = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+    r.__x = fp8_of_f32(x, __NV_E4M3);
     return r;
   } else if constexpr (std::is_same_v<D, __nv_fp8_e5m2>) {
     D r;
-    r.__x = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
+    r.__x = fp8_of_f32(x, __NV_E5M2);
     return r;
   } else if constexpr (sizeof(D) >= 4) {
     if (x != x) return D(0);  // the conversions below clamp to the range (PTX cvt.rni)
@@ -147,11 +177,11 @@ CUTE_DEVICE D from_f64(double x) {
   else if constexpr (std::is_same_v<D, __nv_bfloat16>) return __double2bfloat16(x);
   else if constexpr (std::is_same_v<D, __nv_fp8_e4m3>) {
     D r;
-    r.__x = __nv_cvt_double_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+    r.__x = fp8_of_f64(x, __NV_E4M3);
     return r;
   } else if constexpr (std::is_same_v<D, __nv_fp8_e5m2>) {
     D r;
-    r.__x = __nv_cvt_double_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
+    r.__x = fp8_of_f64(x, __NV_E5M2);
     return r;
   } else if constexpr (sizeof(D) >= 4) {
     if (x != x) return D(0);
@@ -279,7 +309,7 @@ struct ElemConfig {
 template <class D>
 CUTE_DEVICE std::uint16_t fp8x2_of(float a, float b) {
   constexpr __nv_fp8_interpretation_t kKind = std::is_same_v<D, __nv_fp8_e4m3> ? __NV_E4M3 : __NV_E5M2;
-  return __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, kKind);
+  return fp8x2_of_f32x2(a, b, kKind);
 }
 
 // Whether S -> D converts to FP8 through an f32 that holds S exactly (floats of 32 bits or
@@ -941,10 +971,27 @@ void by_dst_width(int dw, ConvertDesc const& d) {
 
 }  // namespace
 
+// This object's source widths: the one build/cuda.rs names, or all of the menu's.
+#ifdef CUTE_COPY_SRC_WIDTH
+template <>
+void launch_convert_from<CUTE_COPY_SRC_WIDTH>(int dst_width, ConvertDesc const& desc) {
+  by_dst_width<CUTE_COPY_SRC_WIDTH>(dst_width, desc);
+}
+#else
+#define CUTE_COPY_WIDTH(w)                                                      \
+  template <>                                                                   \
+  void launch_convert_from<w>(int dst_width, ConvertDesc const& desc) {         \
+    by_dst_width<w>(dst_width, desc);                                           \
+  }
+#include "../menu.def"
+#endif
+
+// The family's host entries, in one object: the first part (CUTE_COPY_FIRST_PART), or the whole.
+#if !defined(CUTE_COPY_SRC_WIDTH) || defined(CUTE_COPY_FIRST_PART)
 void launch_convert_family(int src_width, int dst_width, ConvertDesc const& desc) {
   switch (src_width) {
 #define CUTE_COPY_WIDTH(w) \
-  case w: return by_dst_width<w>(dst_width, desc);
+  case w: return launch_convert_from<w>(dst_width, desc);
 #include "../menu.def"
     default: break;
   }
@@ -954,5 +1001,6 @@ void launch_convert_family(int src_width, int dst_width, ConvertDesc const& desc
 // The configuration src/convert.rs reports: 256 threads as (8, 32), one 16-byte vector per access,
 // one TiledCopy step of (8, 512 / width) elements as the tile; shared memory sized per launch.
 ConfigValues config_convert(AtomId, int width) { return {kThreads, 8, 32, 1, 16 / width, 8, 512 / width, 0}; }
+#endif
 
 }  // namespace cute_copy

@@ -60,7 +60,17 @@ void launch_transpose(AtomId atom, int width, TensorDesc const& desc);
 ConfigValues config_transpose(AtomId atom, int width);
 
 // The convert family takes a convert descriptor (coalesced layouts of rank 1..6, two element
-// types, optional per-channel affine), checked by dispatch.cu.
+// types, optional per-channel affine), checked by dispatch.cu. kernels/convert.cu is compiled once
+// per source width of the menu (build/cuda.rs defines CUTE_COPY_SRC_WIDTH for each object), so its
+// parts compile side by side: each defines launch_convert_from<its width>, and the first part
+// (CUTE_COPY_FIRST_PART) also launch_convert_family and config_convert. Without
+// CUTE_COPY_SRC_WIDTH, one object holds them all.
+template <int SrcWidth>
+void launch_convert_from(int dst_width, ConvertDesc const& desc);
+#define CUTE_COPY_WIDTH(w) \
+  template <>              \
+  void launch_convert_from<w>(int dst_width, ConvertDesc const& desc);
+#include "../menu.def"
 void launch_convert_family(int src_width, int dst_width, ConvertDesc const& desc);
 ConfigValues config_convert(AtomId atom, int width);
 
