@@ -43,6 +43,7 @@ fn bench_convert<S: Element, D: Element>(
     let route = match &plan.route {
         ConvertRoute::Elementwise { .. } => "elementwise",
         ConvertRoute::Tile { .. } => "tile",
+        ConvertRoute::Channels { .. } => "channels",
         ConvertRoute::Empty => "empty",
     };
     g.bench_function(BenchmarkId::new("convert_tensor", route), |b| {

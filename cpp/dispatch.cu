@@ -295,6 +295,23 @@ void launch_convert(ConvertDesc const& t) {
     std::int64_t const phase = t.dst_stride[last] == 1 ? 16 / dw - 1 : 0;
     require(t.chunks_per_row == (t.shape[last] + phase + t.chunk - 1) / t.chunk, "chunks per row do not match");
     require(t.blocks == (t.rows * t.chunks_per_row + 511) / 512, "block count does not match");
+  } else if (t.kind == ConvertKind::Channels) {
+    // convert.cu's channels kernel: a short channel mode a (2..16) unit-stride on one side, the
+    // pixel mode b stepping over the channels there (>= C on the source, C on the destination)
+    // and unit-stride on the other side; the stage holds the source side of a tile_a-pixel tile.
+    std::uint32_t const c = t.mode_a, w = t.mode_b;
+    std::int64_t const C = t.shape[c];
+    require(c != w && C >= 2 && C <= 16, "channels: a channel mode of 2 to 16 and a pixel mode");
+    bool const src_il = t.src_stride[c] == 1 && t.dst_stride[w] == 1 && t.src_stride[w] >= C && t.src_stride[w] * sw <= 64;
+    bool const dst_il = t.dst_stride[c] == 1 && t.src_stride[w] == 1 && t.dst_stride[w] == C;
+    require(src_il != dst_il, "channels: one side interleaved (c, w):(1, >= C), the other planar (w unit-stride)");
+    require(t.tile_a >= 1 && t.tile_a <= t.shape[w], "channels: pixels a tile");
+    std::int64_t const stage = src_il ? (15 + ((t.tile_a - 1) * t.src_stride[w] + C) * sw + 15) / 16 * 16
+                                      : C * 16 * (((t.tile_a * sw + 30) / 16) | 1);
+    require(stage <= 16384, "channels: the tile's source does not fit the 16 KiB stage");
+    require(!t.affine || t.chan_mode != static_cast<std::int32_t>(w), "channels: a channel along the pixel mode");
+    require(t.tiles_a == (t.shape[w] + t.tile_a - 1) / t.tile_a && t.blocks == t.tiles_a * others,
+            "channels: tile count does not match the shape");
   } else {
     require(t.kind == ConvertKind::Tile && t.mode_a != t.mode_b, "tile: two different modes");
     auto pow2 = [](std::int64_t x) { return x >= 1 && (x & (x - 1)) == 0; };

@@ -288,6 +288,23 @@ pub enum ConvertRoute {
         /// Tiles along `mode_a`, along `mode_b`, and in all.
         tiles: (usize, usize, usize),
     },
+    /// A short channel mode side by side on one side (`(c, w):(1, S)`: NHWC, a pixel's channels
+    /// together) and planar on the other (`w` unit-stride: NCHW or a crop of it): a block converts
+    /// a `channels x tile` tile, the source's bytes staged as they lie (aligned 16-byte vectors,
+    /// each run at its own 16-byte phase), the destination's aligned 16-byte vectors gathered from
+    /// the stage, converted and stored whole.
+    Channels {
+        /// The channel mode (2 to [`MAX_CHANNELS`] channels, unit-stride on its interleaved side).
+        channel_mode: usize,
+        /// The pixel mode (unit-stride on the planar side).
+        pixel_mode: usize,
+        /// Which side holds a pixel's channels side by side.
+        interleaved: Interleaved,
+        /// Pixels a tile.
+        tile: usize,
+        /// Tiles along the pixel mode, and in all (every coordinate of the other modes).
+        tiles: (usize, usize),
+    },
 }
 
 /// What a converting copy will run, and why (`Display`). Pure: built from the layouts, the two
@@ -437,6 +454,7 @@ fn check_grid(route: &ConvertRoute) -> Result<()> {
     let grid = match route {
         ConvertRoute::Elementwise { blocks, .. } => *blocks,
         ConvertRoute::Tile { tiles, .. } => tiles.2,
+        ConvertRoute::Channels { tiles, .. } => tiles.1,
         ConvertRoute::Empty => 0,
     };
     if grid > i32::MAX as usize {
@@ -447,6 +465,109 @@ fn check_grid(route: &ConvertRoute) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// The channels route's shared-memory stage: the source side's bytes of one tile, loaded raw
+/// (`kChanStage` in cpp/kernels/convert.cu: four 16-byte loads per thread of 256).
+pub const CHANNEL_STAGE_BYTES: usize = 16 << 10;
+/// The most channels of the channels route (`kMaxChannels`).
+pub const MAX_CHANNELS: usize = 16;
+/// The fewest pixels the channels route takes: a shorter pixel mode leaves a block a few dozen
+/// elements, less than its fixed work, and the tile route serves it.
+const MIN_CHANNEL_PIXELS: usize = 64;
+/// The widest pixel of an interleaved source the channels route stages (`(c, w):(1, S)`,
+/// `S x width` bytes): beyond it most of the staged bytes would be gaps.
+const MAX_PIXEL_BYTES: usize = 64;
+
+/// Which side of a channels copy holds a pixel's channels side by side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interleaved {
+    /// The source is `(c, w):(1, S)` with `S >= C` (NHWC read, NCHW written).
+    Source,
+    /// The destination is `(c, w):(1, C)` (NCHW or a crop of it read, NHWC written).
+    Destination,
+}
+
+/// The pixels of a channels tile: as many as the stage holds (see [`CHANNEL_STAGE_BYTES`]),
+/// a multiple of 16 when the mode is longer. An interleaved source stages one run of
+/// `(tw - 1) * S + C` elements and its 16-byte phase; a planar source `C` rows of `tw` elements,
+/// each in an odd number of 16-byte vectors (rows then start in different banks).
+fn channel_tile(interleaved: Interleaved, c: usize, w: usize, pixel: usize, sw: usize) -> usize {
+    let tw = match interleaved {
+        Interleaved::Source => (CHANNEL_STAGE_BYTES - 30 - c * sw) / (pixel * sw) + 1,
+        Interleaved::Destination => {
+            let mut rv = CHANNEL_STAGE_BYTES / (16 * c);
+            if rv % 2 == 0 {
+                rv -= 1;
+            }
+            (16 * rv - 15) / sw
+        }
+    };
+    if tw >= w {
+        w
+    } else {
+        tw / 16 * 16
+    }
+}
+
+/// The stage bytes a channels tile of `tw` pixels takes (the kernel's layout of it).
+pub(crate) fn channel_stage_bytes(
+    interleaved: Interleaved,
+    c: usize,
+    tw: usize,
+    pixel: usize,
+    sw: usize,
+) -> usize {
+    match interleaved {
+        Interleaved::Source => (15 + ((tw - 1) * pixel + c) * sw).div_ceil(16) * 16,
+        Interleaved::Destination => c * 16 * (((tw * sw + 30) / 16) | 1),
+    }
+}
+
+/// The channels rule: a short mode `c` (2 to 16 channels) unit-stride on one side, next to a
+/// pixel mode `w` that steps over the channels there (`(c, w):(1, S)`, `S == C` on a destination),
+/// while `w` is unit-stride on the other side (planar: NCHW, or a crop of it). `None` when the
+/// copy is not so, or a channel's coefficients step along `w`.
+fn channels_route(
+    shape: &[usize],
+    (ss, ds): (&[usize], &[usize]),
+    (mode_a, mode_b): (usize, usize),
+    channel: Option<usize>,
+    sw: usize,
+) -> Option<ConvertRoute> {
+    let (c, w, interleaved) = if ss[mode_a] == 1
+        && ds[mode_b] == 1
+        && ss[mode_b] >= shape[mode_a]
+        && ss[mode_b] * sw <= MAX_PIXEL_BYTES
+    {
+        (mode_a, mode_b, Interleaved::Source)
+    } else if ds[mode_b] == 1 && ss[mode_a] == 1 && ds[mode_a] == shape[mode_b] {
+        (mode_b, mode_a, Interleaved::Destination)
+    } else {
+        return None;
+    };
+    let (channels, pixels) = (shape[c], shape[w]);
+    if !(2..=MAX_CHANNELS).contains(&channels) || pixels < MIN_CHANNEL_PIXELS || channel == Some(w)
+    {
+        return None;
+    }
+    let pixel = match interleaved {
+        Interleaved::Source => ss[w],
+        Interleaved::Destination => 1,
+    };
+    let tile = channel_tile(interleaved, channels, pixels, pixel, sw);
+    let tiles_w = pixels.div_ceil(tile);
+    let others: usize = (0..shape.len())
+        .filter(|&m| m != c && m != w)
+        .map(|m| shape[m])
+        .product();
+    Some(ConvertRoute::Channels {
+        channel_mode: c,
+        pixel_mode: w,
+        interleaved,
+        tile,
+        tiles: (tiles_w, tiles_w * others),
+    })
 }
 
 fn next_pow2(n: usize) -> usize {
@@ -538,6 +659,14 @@ impl ConvertPlan {
         let (mode_a, mode_b) = (fastest(ss), r - 1);
         let route = if mode_a == mode_b || r == 1 {
             elementwise_route(src_dtype, dst_dtype, shape, ss, ds)
+        } else if let Some(route) = channels_route(
+            shape,
+            (ss, ds),
+            (mode_a, mode_b),
+            channel.map(|(m, _)| m),
+            src_dtype.size_bytes(),
+        ) {
+            route
         } else {
             let vectors = ss[mode_a] == 1 && ds[mode_b] == 1;
             let wide = vectors.then_some(dst_dtype.size_bytes());
@@ -844,6 +973,44 @@ impl ConvertPlan {
                     format!("stores: 16-byte vectors ({} elements) along each tile row of mode {mode_b}, gathered from the stage; only vectors a row's ends cut go element by element", 16 / dw)
                 });
             }
+            ConvertRoute::Channels {
+                channel_mode: c,
+                pixel_mode: w,
+                interleaved,
+                tile,
+                tiles,
+            } => {
+                let (cs, _) = &self.coalesced;
+                let (sw, dw) = (self.src_dtype.size_bytes(), self.dst_dtype.size_bytes());
+                let channels = cs.shape()[*c];
+                let (il, pl) = match interleaved {
+                    Interleaved::Source => ("source", "destination"),
+                    Interleaved::Destination => ("destination", "source"),
+                };
+                let pixel = match interleaved {
+                    Interleaved::Source => cs.stride()[*w],
+                    Interleaved::Destination => 1,
+                };
+                let stage = channel_stage_bytes(*interleaved, channels, *tile, pixel, sw);
+                r.push(format!(
+                    "a short mode of {channels} channels (mode {c}) side by side on the {il} ((c, w):(1, {}) over pixel mode {w}) and planar on the {pl} (mode {w} unit-stride): the channels route, a {channels} x {tile} tile per block ({} along mode {w}, {} blocks), as many pixels as a {} KiB stage holds",
+                    match interleaved {
+                        Interleaved::Source => cs.stride()[*w],
+                        Interleaved::Destination => channels,
+                    },
+                    tiles.0,
+                    tiles.1,
+                    CHANNEL_STAGE_BYTES >> 10
+                ));
+                r.push(match interleaved {
+                    Interleaved::Source => format!("loads: the tile's interleaved run ({} elements a pixel) by aligned 16-byte vectors ({} elements), raw into the stage ({stage} bytes) at the run's own 16-byte phase: no shift, no conversion; only a vector the source span cuts is read element by element", pixel, 16 / sw),
+                    Interleaved::Destination => format!("loads: each of the {channels} planar rows of the tile by aligned 16-byte vectors ({} elements), raw into its own stage row (an odd number of vectors apart, {stage} bytes in all) at the row's 16-byte phase: any offset or pitch, no shift, no conversion; only a vector the source span cuts is read element by element", 16 / sw),
+                });
+                r.push(match interleaved {
+                    Interleaved::Source => format!("stores: each planar row's aligned 16-byte vectors ({} elements, one channel: its (mean, mul) read once), gathered from the stage at the pixel step, converted in registers and stored whole; only the vectors a row's ends cut go element by element", 16 / dw),
+                    Interleaved::Destination => format!("stores: the tile's interleaved run ({channels} x {tile} elements, contiguous) by aligned 16-byte vectors ({} elements), each gathered from the {channels} stage rows element by element (channel c = e % {channels}), converted in registers with its channel's (mean, mul) and stored whole; only the vectors the run's ends cut go element by element", 16 / dw),
+                });
+            }
         }
         r
     }
@@ -934,6 +1101,20 @@ impl ConvertPlan {
                 d.tiles_b = tiles.1 as i64;
                 d.blocks = tiles.2 as i64;
             }
+            ConvertRoute::Channels {
+                channel_mode,
+                pixel_mode,
+                tile,
+                tiles,
+                ..
+            } => {
+                d.kind = ConvertKind::Channels;
+                d.mode_a = *channel_mode as u32;
+                d.mode_b = *pixel_mode as u32;
+                d.tile_a = *tile as i64;
+                d.tiles_a = tiles.0 as i64;
+                d.blocks = tiles.1 as i64;
+            }
             ConvertRoute::Empty => {}
         }
         d
@@ -990,6 +1171,18 @@ impl fmt::Display for ConvertPlan {
                 f,
                 "  route: convert family, Convert128, shared-memory tile {} x {}: {} tiles of {THREADS} threads",
                 tile.1, tile.0, tiles.2
+            )?,
+            ConvertRoute::Channels {
+                channel_mode,
+                pixel_mode,
+                tile,
+                tiles,
+                ..
+            } => writeln!(
+                f,
+                "  route: convert family, Convert128, channels: {} x {tile} tiles (channel mode {channel_mode} x pixel mode {pixel_mode}), {} tiles of {THREADS} threads",
+                self.coalesced.0.shape()[*channel_mode],
+                tiles.1
             )?,
         }
         for r in self.reasons() {
@@ -1152,30 +1345,161 @@ mod tests {
     }
 
     #[test]
-    fn transposes_take_a_tile_cut_to_a_short_mode() {
+    fn nhwc_to_nchw_takes_the_channels_route_with_a_per_channel_table() {
         // u8 NHWC [64,224,224,3] -> f32 NCHW, normalized over C
         let src = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
         let cvt = Convert::new().normalize(1, &[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]);
         let p = ConvertPlan::new(DType::U8, DType::F32, src, rm(&[64, 3, 224, 224]), &cvt).unwrap();
-        let ConvertRoute::Tile {
-            mode_a,
-            mode_b,
+        let ConvertRoute::Channels {
+            channel_mode,
+            pixel_mode,
+            interleaved,
             tile,
-            ..
+            tiles,
         } = p.route
         else {
             panic!("{p}")
         };
         let (cs, cd) = &p.coalesced;
-        assert_eq!(cs.stride()[mode_a], 1, "{p}");
-        assert_eq!(cd.stride()[mode_b], 1, "{p}");
-        assert_eq!(tile, (4, 2048), "{p}");
-        // the channel mode survives coalescing as mode_a with div 1
-        assert_eq!(p.channel, Some((mode_a, 1)), "{p}");
+        assert_eq!(interleaved, Interleaved::Source, "{p}");
+        assert_eq!(
+            (cs.stride()[channel_mode], cs.stride()[pixel_mode]),
+            (1, 3),
+            "{p}"
+        );
+        assert_eq!(cd.stride()[pixel_mode], 1, "{p}");
+        // H x W = 50176 pixels in tiles of 5440 (3 x 5440 u8 and a phase in 16 KiB), 10 a plane
+        assert_eq!((tile, tiles), (5440, (10, 640)), "{p}");
+        assert!(
+            channel_stage_bytes(interleaved, 3, tile, 3, 1) <= CHANNEL_STAGE_BYTES,
+            "{p}"
+        );
+        // the channel mode survives coalescing as the channel mode with div 1
+        assert_eq!(p.channel, Some((channel_mode, 1)), "{p}");
         let (mean, mul) = p.coefficients.clone().unwrap();
         assert_eq!(mean, vec![1.0, 2.0, 3.0]);
         assert_eq!(mul[1], 1.0f32 / 5.0);
-        assert!(p.to_string().contains("normalized per channel"), "{p}");
+        let text = p.to_string();
+        assert!(text.contains("normalized per channel"), "{p}");
+        assert!(text.contains("the channels route, a 3 x 5440 tile"), "{p}");
+        // the same copy the other way (NCHW -> NHWC) interleaves the destination
+        let dst = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
+        let p =
+            ConvertPlan::new(DType::F32, DType::BF16, rm(&[64, 3, 224, 224]), dst, &cvt).unwrap();
+        let ConvertRoute::Channels {
+            interleaved, tile, ..
+        } = p.route
+        else {
+            panic!("{p}")
+        };
+        assert_eq!(interleaved, Interleaved::Destination, "{p}");
+        // 3 rows of an odd number of vectors within 16 KiB: 341 vectors, 1360 f32 a row
+        assert_eq!(tile, 1360, "{p}");
+        assert!(channel_stage_bytes(interleaved, 3, tile, 1, 4) <= CHANNEL_STAGE_BYTES);
+    }
+
+    #[test]
+    fn channel_tiles_fit_the_stage_and_cover_the_pixel_mode() {
+        for il in [Interleaved::Source, Interleaved::Destination] {
+            for c in 2..=MAX_CHANNELS {
+                for sw in [1, 2, 4, 8] {
+                    for w in [64, 65, 1000, 1920, 50176, 1 << 22] {
+                        let pixels: Vec<usize> = match il {
+                            Interleaved::Source => (c..=MAX_PIXEL_BYTES / sw).collect(),
+                            Interleaved::Destination => vec![1],
+                        };
+                        for pixel in pixels {
+                            let tw = channel_tile(il, c, w, pixel, sw);
+                            assert!(tw >= 16 && tw <= w, "{il:?} c {c} w {w} sw {sw}");
+                            assert!(tw == w || tw % 16 == 0, "{il:?} c {c} w {w} sw {sw}");
+                            let stage = channel_stage_bytes(il, c, tw, pixel, sw);
+                            assert!(
+                                stage <= CHANNEL_STAGE_BYTES,
+                                "{il:?} c {c} w {w} sw {sw}: {stage}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_channels_route_refuses_long_channel_modes_short_pixel_modes_and_gapped_destinations() {
+        let plan = |s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert| {
+            ConvertPlan::new(s, d, src, dst, cvt).unwrap()
+        };
+        let is_channels = |p: &ConvertPlan| matches!(p.route, ConvertRoute::Channels { .. });
+        // 20 channels: more than the route's 16, a tile cut to the short mode
+        let src = rm(&[4, 50, 60, 20]).permute(&[0, 3, 1, 2]).unwrap();
+        let p = plan(
+            DType::U8,
+            DType::F32,
+            src,
+            rm(&[4, 20, 50, 60]),
+            &Convert::new(),
+        );
+        assert!(
+            matches!(p.route, ConvertRoute::Tile { tile: (32, _), .. }),
+            "{p}"
+        );
+        // 16 channels: the route
+        let src = rm(&[4, 50, 60, 16]).permute(&[0, 3, 1, 2]).unwrap();
+        assert!(is_channels(&plan(
+            DType::U8,
+            DType::F32,
+            src,
+            rm(&[4, 16, 50, 60]),
+            &Convert::new()
+        )));
+        // 40 pixels: too few for a block of its own
+        let src = rm(&[4096, 40, 3]).permute(&[0, 2, 1]).unwrap();
+        let p = plan(
+            DType::U8,
+            DType::F32,
+            src,
+            rm(&[4096, 3, 40]),
+            &Convert::new(),
+        );
+        assert!(!is_channels(&p), "{p}");
+        // an interleaved destination with a gap (RGB written into RGBX): the tile route
+        let frames = rm(&[8, 3, 1088, 1928]);
+        let crop = Layout::new(&[8, 3, 1080, 1920], frames.stride()).unwrap();
+        let rgbx = Layout::new(&[8, 1080, 1920, 3], &[1080 * 1920 * 4, 1920 * 4, 4, 1]).unwrap();
+        let p = plan(
+            DType::U8,
+            DType::BF16,
+            crop.permute(&[0, 2, 3, 1]).unwrap(),
+            rgbx,
+            &Convert::new(),
+        );
+        assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
+        // an interleaved source with a gap (RGBX read as RGB) stays on the route
+        let src = Layout::new(&[8, 1080, 1920, 3], &[1080 * 1920 * 4, 1920 * 4, 4, 1])
+            .unwrap()
+            .permute(&[0, 3, 1, 2])
+            .unwrap();
+        let p = plan(
+            DType::U8,
+            DType::F32,
+            src,
+            rm(&[8, 3, 1080, 1920]),
+            &Convert::new(),
+        );
+        assert!(is_channels(&p), "{p}");
+        // a normalization whose channel steps along the pixel mode: the tile route
+        let src = rm(&[8, 1024, 3]).permute(&[0, 2, 1]).unwrap();
+        let cvt = Convert::new().normalize(2, &[0.0; 1024], &[1.0; 1024]);
+        let p = plan(DType::U8, DType::F32, src, rm(&[8, 3, 1024]), &cvt);
+        assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
+        let cvt = Convert::new().normalize(1, &[0.0; 3], &[1.0; 3]);
+        assert!(is_channels(&plan(
+            DType::U8,
+            DType::F32,
+            src,
+            rm(&[8, 3, 1024]),
+            &cvt
+        )));
     }
 
     #[test]
@@ -1183,20 +1507,23 @@ mod tests {
         let plan = |s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert| {
             ConvertPlan::new(s, d, src, dst, cvt).unwrap()
         };
-        // u8 NCHW cropped -> bf16 NHWC: tile rows of mode a loaded by vectors, 16 u8 -> 8 words
+        // u8 NCHW cropped -> bf16 NHWC with a fourth channel slot left alone (the channels route
+        // needs a contiguous interleaved destination): tile rows of mode a loaded by vectors,
+        // 16 u8 -> 8 words
         let frames = rm(&[8, 3, 1088, 1928]);
         let crop = Layout::new(&[8, 3, 1080, 1920], frames.stride()).unwrap();
         let src = crop.permute(&[0, 2, 3, 1]).unwrap();
+        let rgbx = Layout::new(&[8, 1080, 1920, 3], &[1080 * 1920 * 4, 1920 * 4, 4, 1]).unwrap();
         // u8 -> bf16: 8 words, u8 -> f32: 16 words, both rotated
         for (d, words) in [(DType::BF16, 8), (DType::F32, 16)] {
-            let p = plan(DType::U8, d, src, rm(&[8, 1080, 1920, 3]), &Convert::new());
+            let p = plan(DType::U8, d, src, rgbx, &Convert::new());
             assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
             let want = format!("its vector's {words} stage words");
             assert!(p.to_string().contains(&want), "{p}");
         }
         // u8 -> f64 (32 words) and f32 -> bf16 (2 words) keep their order
         for (s, d) in [(DType::U8, DType::F64), (DType::F32, DType::BF16)] {
-            let p = plan(s, d, src, rm(&[8, 1080, 1920, 3]), &Convert::new());
+            let p = plan(s, d, src, rgbx, &Convert::new());
             assert!(!p.to_string().contains("stage words"), "{p}");
         }
     }
@@ -1276,7 +1603,11 @@ mod tests {
             assert!(ta * tb <= WIDE_TILE_ELEMS && ta.max(tb) <= MAX_WIDE_TILE_SIDE);
             assert!(ta * tb <= TILE_ELEMS || stage_bytes(ta, tb, dw) <= WIDE_STAGE_BYTES);
         }
-        let src = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
+        // pixels 80 bytes apart (a channel crop of 80): too wide a pixel for the channels route
+        let src = Layout::new(&[64, 224, 224, 3], &[224 * 224 * 80, 224 * 80, 80, 1])
+            .unwrap()
+            .permute(&[0, 3, 1, 2])
+            .unwrap();
         let p = ConvertPlan::new(
             DType::U8,
             DType::F32,

@@ -232,6 +232,9 @@ mod bridge {
         Elementwise = 0,
         /// The fastest modes differ: a tile staged in shared memory.
         Tile = 1,
+        /// A short channel mode interleaved on one side, planar on the other: (C, tile_w)
+        /// tiles, the source's bytes staged raw, the destination's vectors gathered from them.
+        Channels = 2,
     }
 
     /// One copy of the convert family (src/convert.rs plans and builds it): layouts of rank
@@ -241,7 +244,11 @@ mod bridge {
     /// `mean` / `mul` for up to 16 channels, else at `params` (device: `channels` means then
     /// `channels` muls, f32). Elementwise: `rows` x `chunks_per_row` chunks of `chunk`
     /// elements along the last mode. Tile: `tile_b` x `tile_a` tiles over modes `mode_b` x
-    /// `mode_a`, `tiles_a` x `tiles_b` x every other mode, `blocks` in all. `src_span`: bytes from
+    /// `mode_a`, `tiles_a` x `tiles_b` x every other mode, `blocks` in all. Channels: `mode_a`
+    /// is the channel mode (extent 2..16, unit-stride on its interleaved side), `mode_b` the pixel
+    /// mode (stride >= C on an interleaved source, C on an interleaved destination, 1 on the
+    /// planar side), `tile_a` pixels a tile, `tiles_a` tiles along it, `blocks` = `tiles_a` x
+    /// every other mode. `src_span`: bytes from
     /// `src` that the source layout spans (a realigned load reads whole vectors inside it).
     /// Index-driven (elementwise only): mode 0 walks items; item `i` reads source item
     /// `src_index[i * index_stride]` and writes destination item `dst_index[i * index_stride]`

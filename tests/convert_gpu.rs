@@ -19,7 +19,7 @@ use cute_copy::reference::{
 };
 use cute_copy::{
     conversion, Convert, ConvertPlan, ConvertRoute, DType, DeviceTensor, Element, Error, IndexKind,
-    IndexStatus, Layout,
+    IndexStatus, Interleaved, Layout,
 };
 use float8::{F8E4M3, F8E5M2};
 use half::{bf16, f16};
@@ -156,6 +156,29 @@ fn pair_cases<S: Element, D: Element>(stream: &Arc<CudaStream>, r: &mut rand::rn
     let dst = Side::placed(2, rm(&[45, 77]), 3);
     let p = check::<S, D>(stream, src, dst, &plain, r);
     assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
+    // NHWC [2,9,17,3] -> NCHW and back at odd offsets: the channels route both ways
+    let nhwc = rm(&[2, 9, 17, 3]).permute(&[0, 3, 1, 2]).unwrap();
+    let nchw = rm(&[2, 3, 9, 17]);
+    let p = check::<S, D>(
+        stream,
+        Side::placed(1, nhwc, 2),
+        Side::placed(3, nchw, 1),
+        &plain,
+        r,
+    );
+    let il = |p: &ConvertPlan| match p.route {
+        ConvertRoute::Channels { interleaved, .. } => Some(interleaved),
+        _ => None,
+    };
+    assert_eq!(il(&p), Some(Interleaved::Source), "{p}");
+    let p = check::<S, D>(
+        stream,
+        Side::placed(2, nchw, 1),
+        Side::placed(1, nhwc, 3),
+        &plain,
+        r,
+    );
+    assert_eq!(il(&p), Some(Interleaved::Destination), "{p}");
     // 7 elements, and a scaled strided copy
     check::<S, D>(
         stream,
@@ -225,7 +248,7 @@ fn scales_and_per_channel_normalizations_match_the_host_model() {
         &imagenet(1),
         &mut r,
     );
-    assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
+    assert!(matches!(p.route, ConvertRoute::Channels { .. }), "{p}");
     // u8 NCHW cropped -> bf16 NHWC normalized (the crop's rows are strided)
     let storage = rm(&[2, 3, 40, 45]);
     let crop = Layout::new(&[2, 3, 33, 41], storage.stride()).unwrap();
@@ -507,6 +530,11 @@ fn tile_route_moves_whole_vectors_at_every_offset_pitch_and_span_edge() {
             (3, 9001),
             (4500, 5),
             (2, 2049),
+            // short modes the channels route leaves to the tile: 20 channels, 40 pixels
+            (20, 3000),
+            (3000, 20),
+            (3, 40),
+            (40, 5),
         ] {
             let (off, pad, tail) = (
                 r.random_range(0..16),
@@ -518,7 +546,13 @@ fn tile_route_moves_whole_vectors_at_every_offset_pitch_and_span_edge() {
             let src = Side::placed(off, storage.permute(&[1, 0]).unwrap(), tail);
             let dst = Side::placed(r.random_range(0..16), rm(&[n, m]), r.random_range(0..2));
             let p = check::<S, D>(stream, src, dst, &Convert::new(), r);
-            assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
+            // a short mode of 2 to 16 against 64 or more of the other: the channels route
+            let channels = (2..=16).contains(&m.min(n)) && m.max(n) >= 64;
+            match p.route {
+                ConvertRoute::Tile { .. } => assert!(!channels, "{p}"),
+                ConvertRoute::Channels { .. } => assert!(channels, "{p}"),
+                _ => panic!("{p}"),
+            }
         }
         // a flat run on both sides: [N, 3, HW] -> [N, HW, 3], channel normalized (a wide tile when
         // HW passes 1024)
@@ -543,6 +577,108 @@ fn tile_route_moves_whole_vectors_at_every_offset_pitch_and_span_edge() {
         (DType::U8, DType::BF16),
         (DType::U16, DType::F32),
         (DType::I8, DType::F64),
+    ] {
+        with_pair!(s, d, one(&stream, &mut r));
+    }
+}
+
+#[test]
+fn channels_route_converts_random_images_both_ways_at_any_offset_pitch_and_crop() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(45);
+    // [N, C, H, W] between a planar side (rows and planes padded: a crop) and an interleaved one
+    // (pixels of S >= C elements on a source, C on a destination; rows padded), either way, at
+    // random offsets with 0 or 1 spare elements after each view (a vector at the span's end read
+    // by element); plain, scaled, normalized over C, or normalized over N (one channel a tile).
+    fn one<S: Element, D: Element>(stream: &Arc<CudaStream>, r: &mut rand::rngs::StdRng) {
+        let sw = S::DTYPE.size_bytes();
+        for case in 0..6 {
+            let c = [2, 3, 4, r.random_range(2..=16)][case % 4];
+            let (n, h, w) = (
+                r.random_range(1..=3),
+                r.random_range(1..=9),
+                r.random_range(64..=700),
+            );
+            let to_interleaved = r.random_bool(0.5);
+            let (row_pad, plane_pad) = if r.random_bool(0.5) {
+                (0, 0)
+            } else {
+                (r.random_range(0..9), r.random_range(0..5))
+            };
+            let plane = h * (w + row_pad) + plane_pad;
+            let planar =
+                Layout::new(&[n, c, h, w], &[c * plane + 3, plane, w + row_pad, 1]).unwrap();
+            // the interleaved side's pixel: C elements, or a few more on a source within 64 bytes
+            let pixel = if to_interleaved || c * sw >= 64 {
+                c
+            } else {
+                r.random_range(c..=(64 / sw).min(c + 3))
+            };
+            let ipad = if r.random_bool(0.5) {
+                0
+            } else {
+                r.random_range(1..5)
+            };
+            let irow = w * pixel + ipad;
+            let interleaved = Layout::new(&[n, c, h, w], &[h * irow + 5, 1, irow, pixel]).unwrap();
+            let (src, dst) = if to_interleaved {
+                (planar, interleaved)
+            } else {
+                (interleaved, planar)
+            };
+            let cvt = match case % 4 {
+                0 => Convert::new(),
+                1 => Convert::new().scale(0.5),
+                2 => {
+                    let mean: Vec<f32> = (0..c).map(|i| i as f32 * 1.5 - 2.0).collect();
+                    let std: Vec<f32> = (0..c).map(|i| 0.5 + i as f32).collect();
+                    Convert::new().normalize(1, &mean, &std)
+                }
+                _ => {
+                    let mean: Vec<f32> = (0..n).map(|i| i as f32).collect();
+                    Convert::new().normalize(0, &mean, &vec![2.0; n])
+                }
+            };
+            let p = check::<S, D>(
+                stream,
+                Side::placed(r.random_range(0..16), src, r.random_range(0..2)),
+                Side::placed(r.random_range(0..16), dst, r.random_range(0..2)),
+                &cvt,
+                r,
+            );
+            if to_interleaved || pixel * sw <= 64 {
+                let want = if to_interleaved {
+                    Interleaved::Destination
+                } else {
+                    Interleaved::Source
+                };
+                assert!(
+                    matches!(p.route, ConvertRoute::Channels { interleaved, .. } if interleaved == want),
+                    "{p}"
+                );
+            }
+        }
+    }
+    // every (source width, destination width) pair, and the image pairs
+    for (s, d) in [
+        (DType::U8, DType::F32),
+        (DType::U8, DType::BF16),
+        (DType::U8, DType::U8),
+        (DType::U8, DType::F64),
+        (DType::F16, DType::BF16),
+        (DType::BF16, DType::F32),
+        (DType::F16, DType::F8E4M3),
+        (DType::BF16, DType::F64),
+        (DType::F32, DType::BF16),
+        (DType::F32, DType::F32),
+        (DType::F32, DType::F8E5M2),
+        (DType::F32, DType::F64),
+        (DType::F64, DType::U8),
+        (DType::F64, DType::F16),
+        (DType::I64, DType::I32),
+        (DType::F64, DType::I64),
+        (DType::I8, DType::I16),
+        (DType::F8E4M3, DType::F32),
     ] {
         with_pair!(s, d, one(&stream, &mut r));
     }

@@ -4,7 +4,9 @@
 //! the host model and timed against a D2D memcpy of the same bytes.
 
 use cute_copy::reference::{expected_tensor_convert, for_each_pair, random_elements, same_value};
-use cute_copy::{Convert, ConvertPlan, ConvertRoute, DType, DeviceTensor, Element, Layout};
+use cute_copy::{
+    Convert, ConvertPlan, ConvertRoute, DType, DeviceTensor, Element, Interleaved, Layout,
+};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
@@ -39,6 +41,20 @@ fn route_json(plan: &ConvertPlan) -> serde_json::Value {
             "mode_b": mode_b, "tile": [tile.1, tile.0], "tiles": tiles.2,
             "load": if plan.coalesced.0.stride()[*mode_a] == 1 { "vector" } else { "element" },
             "store": if plan.coalesced.1.stride()[*mode_b] == 1 { "vector" } else { "element" },
+        }),
+        ConvertRoute::Channels {
+            channel_mode,
+            pixel_mode,
+            interleaved,
+            tile,
+            tiles,
+        } => json!({
+            "family": "Convert", "atom": "Convert128", "kind": "channels",
+            "channel_mode": channel_mode, "pixel_mode": pixel_mode,
+            "channels": plan.coalesced.0.shape()[*channel_mode],
+            "interleaved": match interleaved { Interleaved::Source => "source", Interleaved::Destination => "destination" },
+            "tile": tile, "tiles_along_pixels": tiles.0, "tiles": tiles.1,
+            "load": "vector", "store": "vector",
         }),
     }
 }

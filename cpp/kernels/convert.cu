@@ -886,6 +886,200 @@ __global__ void __launch_bounds__(kThreads, 4) convert_tile(__grid_constant__ Ti
   tile_body<SW, DW>(p, k, tile, reinterpret_cast<float*>(smem + tile_bytes));
 }
 
+// ---- Channels ------------------------------------------------------------------------------------
+
+// A channels tile's stage: the source side's bytes of a (C, tile_w) tile, as loaded (16 KiB: four
+// 16-byte loads in flight per thread, src/convert.rs CHANNEL_STAGE_BYTES).
+constexpr int kChanLoads = 4;
+constexpr int kChanStage = kThreads * kChanLoads * 16;
+constexpr int kMaxChannels = 16;
+
+struct ChannelParams {
+  ConvertDesc d;
+  cutlass::FastDivmod tiles_w;    // tiles along the pixel mode
+  cutlass::FastDivmod others[4];  // the other modes' extents, innermost first
+  int other_mode[4];
+  int n_others;
+  int channels;         // C, the extent of the channel mode (d.mode_a)
+  bool src_interleaved; // the source is the side with (c, w):(1, >= C); else the destination, (1, C)
+  int src_run_vecs;     // planar source: stage vectors per row (its tile_w elements and a phase)
+  int src_pitch;        // planar source: stage bytes from one row to the next (an odd count of vectors)
+  int dst_run_vecs;     // planar destination: vectors per row (the same, of the destination)
+  FastDivmodU64 chan_div, chan_n;
+};
+
+// Channels route (one side interleaved, the other planar): a block converts the (C, tile_w) tile
+// at one coordinate of the other modes. The source side's bytes are loaded as they lie, by
+// aligned 16-byte vectors: every vector of the tile's runs (C planar rows, or one interleaved run)
+// lands in the stage at its own 16-byte slot, so a run keeps its 16-byte phase there and no vector
+// is shifted; only a vector that the source span cuts is read element by element. The
+// destination's aligned 16-byte vectors are then gathered from the stage element by element,
+// converted in registers with their channel's (mean, mul) and stored whole; only the vectors a
+// destination run's ends cut go element by element. One pass of each, one barrier between.
+template <int SW, int DW>
+__global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ ChannelParams const p) {
+  using SU = cute::uint_byte_t<SW>;
+  using DU = cute::uint_byte_t<DW>;
+  __shared__ __align__(16) unsigned char stage[kChanStage];
+  __shared__ int s_row[kMaxChannels];  // the stage byte of element (c, w0) of each channel c
+  __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
+  __shared__ float c_mean[kMaxChannels], c_mul[kMaxChannels];  // channel c's coefficients
+  ConvertDesc const& d = p.d;
+  Coefficients const k = coefficients(d, s_mean, s_mul);
+  int const cm = static_cast<int>(d.mode_a), wm = static_cast<int>(d.mode_b), C = p.channels;
+  int const tid = static_cast<int>(threadIdx.x);
+  // This block's tile: the pixel tile iw, the other modes' coordinates.
+  int t = static_cast<int>(blockIdx.x), iw;
+  t = p.tiles_w.divmod(iw, t);
+  std::int64_t so = 0, dof = 0, cx = 0;
+  for (int i = 0; i < p.n_others; ++i) {
+    int x;
+    t = p.others[i].divmod(x, t);
+    int const m = p.other_mode[i];
+    so += static_cast<std::int64_t>(x) * d.src_stride[m];
+    dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
+    if (m == d.chan_mode) cx = x;
+  }
+  std::int64_t const tw = d.tile_a, w0 = static_cast<std::int64_t>(iw) * tw;
+  int const nw = static_cast<int>(cute::min<std::int64_t>(tw, d.shape[wm] - w0));
+  std::int64_t const ssc = d.src_stride[cm], ssw = d.src_stride[wm], dsc = d.dst_stride[cm], dsw = d.dst_stride[wm];
+  // The source's tile: its first byte (interleaved: the run's; planar: row 0's).
+  std::uint64_t const src0 = d.src + static_cast<std::uint64_t>((so + w0 * ssw) * SW);
+  std::uint64_t const dst0 = d.dst + static_cast<std::uint64_t>((dof + w0 * dsw) * DW);
+  if (tid < C) {
+    // Channel c's stage row: the interleaved run's element (c, 0), or planar row c's element 0
+    // in its own row of the stage, at the row's 16-byte phase.
+    s_row[tid] = p.src_interleaved ? static_cast<int>(src0 & 15) + tid * SW
+                                   : tid * p.src_pitch + static_cast<int>((src0 + static_cast<std::uint64_t>(tid * ssc * SW)) & 15);
+    if (d.affine) {
+      std::int64_t const x = d.chan_mode == cm ? tid : cx;
+      std::uint64_t ch = 0;
+      if (d.chan_mode >= 0) {
+        std::uint64_t r, q;
+        q = p.chan_div.divmod(r, static_cast<std::uint64_t>(x));
+        p.chan_n.divmod(ch, q);
+      }
+      c_mean[tid] = k.mean[ch];
+      c_mul[tid] = k.mul[ch];
+    }
+  }
+
+  // Load: the source side's vectors into the stage, raw.
+  std::uint64_t const span_end = d.src + static_cast<std::uint64_t>(d.src_span);
+  int const run_bytes = p.src_interleaved ? ((nw - 1) * static_cast<int>(ssw) + C) * SW : nw * SW;
+  int const slots = p.src_interleaved ? (static_cast<int>(src0 & 15) + run_bytes + 15) / 16 : C * p.src_run_vecs;
+  float const inv_run = __fdividef(1.0f, static_cast<float>(p.src_run_vecs));
+  for (int base = 0; base < slots; base += kThreads * kChanLoads) {
+    uint4 v[kChanLoads];
+    int at[kChanLoads];
+    CUTE_UNROLL
+    for (int u = 0; u < kChanLoads; ++u) {
+      int const s = base + u * kThreads + tid;
+      at[u] = -1;
+      if (s >= slots) continue;
+      std::uint64_t va;
+      if (p.src_interleaved) {
+        va = (src0 & ~std::uint64_t{15}) + 16 * static_cast<std::uint64_t>(s);
+        at[u] = 16 * s;
+      } else {
+        // row c = s / run_vecs (s < 2^20: a float reciprocal is exact), its vector j
+        int const c = static_cast<int>((static_cast<float>(s) + 0.5f) * inv_run), j = s - c * p.src_run_vecs;
+        std::uint64_t const row = src0 + static_cast<std::uint64_t>(c * ssc * SW);
+        if (16 * j >= static_cast<int>(row & 15) + run_bytes) continue;  // past the row's last vector
+        va = (row & ~std::uint64_t{15}) + 16 * static_cast<std::uint64_t>(j);
+        at[u] = c * p.src_pitch + 16 * j;
+      }
+      if (va >= d.src && va + 16 <= span_end) {
+        v[u] = *reinterpret_cast<uint4 const*>(va);
+      } else {
+        SU w[16 / SW];
+        CUTE_UNROLL
+        for (int e = 0; e < 16 / SW; ++e) {
+          std::uint64_t const a = va + e * SW;
+          w[e] = a >= d.src && a < span_end ? *reinterpret_cast<SU const*>(a) : SU(0);
+        }
+        memcpy(&v[u], w, 16);
+      }
+    }
+    CUTE_UNROLL
+    for (int u = 0; u < kChanLoads; ++u)
+      if (at[u] >= 0) *reinterpret_cast<uint4*>(stage + at[u]) = v[u];
+  }
+  __syncthreads();
+
+  // Store: the destination's aligned vectors, gathered from the stage and converted.
+  // Stage byte of element (c, w): s_row[c] + w * step (w from w0).
+  int const step = (p.src_interleaved ? static_cast<int>(ssw) : 1) * SW;
+  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
+    using S = decltype(s_);
+    using D = decltype(t_);
+    constexpr int kV = 16 / DW;
+    auto element = [&](int c, int w) -> DU {
+      S const x = bits_as<S>(*reinterpret_cast<SU const*>(stage + s_row[c] + w * step));
+      return bits_as<DU>(d.affine ? convert_affine<S, D>(x, c_mean[c], c_mul[c]) : convert<S, D>(x));
+    };
+    if (!p.src_interleaved) {
+      // The destination is interleaved: one run of nw * C elements, element e = (w, c) =
+      // (e / C, e % C).
+      int const n = nw * C, ph = static_cast<int>(dst0 & 15);
+      int const vecs = (ph + n * DW + 15) / 16;
+      float const inv_c = __fdividef(1.0f, static_cast<float>(C));
+      DU* const first = reinterpret_cast<DU*>(dst0 - ph);
+      for (int s = tid; s < vecs; s += kThreads) {
+        int const e0 = (16 * s - ph) / DW;  // may be negative: the run starts inside vector 0
+        int const ea = e0 < 0 ? 0 : e0;
+        int w = static_cast<int>((static_cast<float>(ea) + 0.5f) * inv_c), c = ea - w * C;
+        DU y[kV];
+        CUTE_UNROLL
+        for (int i = 0; i < kV; ++i) {
+          if (e0 + i >= ea && e0 + i < n) {
+            y[i] = element(c, w);
+            if (++c == C) {
+              c = 0;
+              ++w;
+            }
+          }
+        }
+        DU* const out = first + s * kV;
+        if (e0 >= 0 && e0 + kV <= n) {
+          uint4 x;
+          memcpy(&x, y, 16);
+          *reinterpret_cast<uint4*>(out) = x;
+        } else {
+          CUTE_UNROLL
+          for (int i = 0; i < kV; ++i)
+            if (e0 + i >= 0 && e0 + i < n) out[i] = y[i];
+        }
+      }
+    } else {
+      // The destination is planar: C rows of nw elements, row c at dst0 + c * dsc elements.
+      int const slots = C * p.dst_run_vecs;
+      float const inv_rv = __fdividef(1.0f, static_cast<float>(p.dst_run_vecs));
+      for (int s = tid; s < slots; s += kThreads) {
+        int const c = static_cast<int>((static_cast<float>(s) + 0.5f) * inv_rv), j = s - c * p.dst_run_vecs;
+        std::uint64_t const row = dst0 + static_cast<std::uint64_t>(c * dsc * DW);
+        int const ph = static_cast<int>(row & 15);
+        int const e0 = (16 * j - ph) / DW;
+        if (e0 >= nw) continue;
+        DU y[kV];
+        CUTE_UNROLL
+        for (int i = 0; i < kV; ++i)
+          if (e0 + i >= 0 && e0 + i < nw) y[i] = element(c, e0 + i);
+        DU* const out = reinterpret_cast<DU*>(row - ph) + j * kV;
+        if (e0 >= 0 && e0 + kV <= nw) {
+          uint4 x;
+          memcpy(&x, y, 16);
+          *reinterpret_cast<uint4*>(out) = x;
+        } else {
+          CUTE_UNROLL
+          for (int i = 0; i < kV; ++i)
+            if (e0 + i >= 0 && e0 + i < nw) out[i] = y[i];
+        }
+      }
+    }
+  });
+}
+
 int log2_of(std::int64_t x) {
   int l = 0;
   while ((std::int64_t{1} << l) < x) ++l;
@@ -924,6 +1118,25 @@ void run(ConvertDesc const& d) {
     std::int64_t const blocks = static_cast<std::int64_t>((p.chunks + kThreads * kUnroll - 1) / (kThreads * kUnroll));
     convert_elementwise<SW, DW><<<static_cast<unsigned>(std::min<std::int64_t>(blocks, d.blocks)), kThreads, 0, stream>>>(p);
     check_launch("convert_elementwise");
+  } else if (d.kind == ConvertKind::Channels) {
+    ChannelParams p{};
+    p.d = d;
+    p.tiles_w = cutlass::FastDivmod(static_cast<int>(d.tiles_a));
+    p.n_others = 0;
+    for (int m = static_cast<int>(d.rank) - 1; m >= 0; --m) {
+      if (m == static_cast<int>(d.mode_a) || m == static_cast<int>(d.mode_b)) continue;
+      p.other_mode[p.n_others] = m;
+      p.others[p.n_others++] = cutlass::FastDivmod(static_cast<int>(d.shape[m]));
+    }
+    p.channels = static_cast<int>(d.shape[d.mode_a]);
+    p.src_interleaved = d.src_stride[d.mode_a] == 1;
+    p.src_run_vecs = static_cast<int>((d.tile_a * SW + 30) / 16);
+    p.src_pitch = 16 * (p.src_run_vecs | 1);
+    p.dst_run_vecs = static_cast<int>((d.tile_a * DW + 30) / 16);
+    p.chan_div = chan_div;
+    p.chan_n = chan_n;
+    convert_channels<SW, DW><<<static_cast<unsigned>(d.blocks), kThreads, 0, stream>>>(p);
+    check_launch("convert_channels");
   } else {
     TileParams p{};
     p.d = d;
