@@ -488,25 +488,54 @@ pub enum Interleaved {
     Destination,
 }
 
-/// The pixels of a channels tile: as many as the stage holds (see [`CHANNEL_STAGE_BYTES`]),
-/// a multiple of 16 when the mode is longer. An interleaved source stages one run of
-/// `(tw - 1) * S + C` elements and its 16-byte phase; a planar source `C` rows of `tw` elements,
-/// each in an odd number of 16-byte vectors (rows then start in different banks).
-fn channel_tile(interleaved: Interleaved, c: usize, w: usize, pixel: usize, sw: usize) -> usize {
-    let tw = match interleaved {
-        Interleaved::Source => (CHANNEL_STAGE_BYTES - 30 - c * sw) / (pixel * sw) + 1,
+/// Blocks the channels route aims for: two or more per SM on any of today's GPUs, so that a block's
+/// loads overlap another's stores (a copy of few images and long pixel modes would otherwise run
+/// one load phase then one store phase across the whole GPU).
+const CHANNEL_BLOCKS: usize = 2048;
+/// The stage a channels tile is cut down to at least, for more blocks: 2 KiB (half a load per
+/// thread), below which a block's fixed work outweighs its bytes.
+const MIN_CHANNEL_STAGE: usize = 2 << 10;
+
+/// The pixels a channels tile's stage of `stage` bytes holds. An interleaved source stages one
+/// run of `(tw - 1) * S + C` elements and its 16-byte phase; a planar source `C` rows of `tw`
+/// elements, each in an odd number of 16-byte vectors (rows then start in different banks).
+fn channel_pixels(
+    interleaved: Interleaved,
+    c: usize,
+    pixel: usize,
+    sw: usize,
+    stage: usize,
+) -> usize {
+    match interleaved {
+        Interleaved::Source => (stage - 30 - c * sw) / (pixel * sw) + 1,
         Interleaved::Destination => {
-            let mut rv = CHANNEL_STAGE_BYTES / (16 * c);
+            let mut rv = stage / (16 * c);
             if rv % 2 == 0 {
                 rv -= 1;
             }
             (16 * rv - 15) / sw
         }
-    };
+    }
+}
+
+/// The pixels of a channels tile: enough tiles for [`CHANNEL_BLOCKS`] blocks with `others` tiles
+/// a pixel tile (the other modes' coordinates), within a stage of [`MIN_CHANNEL_STAGE`] to
+/// [`CHANNEL_STAGE_BYTES`]; a multiple of 16 when the mode is longer.
+fn channel_tile(
+    interleaved: Interleaved,
+    (c, w): (usize, usize),
+    pixel: usize,
+    sw: usize,
+    others: usize,
+) -> usize {
+    let most = channel_pixels(interleaved, c, pixel, sw, CHANNEL_STAGE_BYTES);
+    let least = channel_pixels(interleaved, c, pixel, sw, MIN_CHANNEL_STAGE).min(most);
+    let want = w.div_ceil(CHANNEL_BLOCKS.div_ceil(others.max(1)));
+    let tw = want.clamp(least, most);
     if tw >= w {
         w
     } else {
-        tw / 16 * 16
+        (tw / 16 * 16).max(16)
     }
 }
 
@@ -555,12 +584,12 @@ fn channels_route(
         Interleaved::Source => ss[w],
         Interleaved::Destination => 1,
     };
-    let tile = channel_tile(interleaved, channels, pixels, pixel, sw);
-    let tiles_w = pixels.div_ceil(tile);
     let others: usize = (0..shape.len())
         .filter(|&m| m != c && m != w)
         .map(|m| shape[m])
         .product();
+    let tile = channel_tile(interleaved, (channels, pixels), pixel, sw, others);
+    let tiles_w = pixels.div_ceil(tile);
     Some(ConvertRoute::Channels {
         channel_mode: c,
         pixel_mode: w,
@@ -993,13 +1022,14 @@ impl ConvertPlan {
                 };
                 let stage = channel_stage_bytes(*interleaved, channels, *tile, pixel, sw);
                 r.push(format!(
-                    "a short mode of {channels} channels (mode {c}) side by side on the {il} ((c, w):(1, {}) over pixel mode {w}) and planar on the {pl} (mode {w} unit-stride): the channels route, a {channels} x {tile} tile per block ({} along mode {w}, {} blocks), as many pixels as a {} KiB stage holds",
+                    "a short mode of {channels} channels (mode {c}) side by side on the {il} ((c, w):(1, {}) over pixel mode {w}) and planar on the {pl} (mode {w} unit-stride): the channels route, a {channels} x {tile} tile per block ({} along mode {w}, {} blocks): pixel tiles for {CHANNEL_BLOCKS} blocks or more (a block's loads then overlap another's stores), each staging {} to {} KiB of source",
                     match interleaved {
                         Interleaved::Source => cs.stride()[*w],
                         Interleaved::Destination => channels,
                     },
                     tiles.0,
                     tiles.1,
+                    MIN_CHANNEL_STAGE >> 10,
                     CHANNEL_STAGE_BYTES >> 10
                 ));
                 r.push(match interleaved {
@@ -1368,8 +1398,8 @@ mod tests {
             "{p}"
         );
         assert_eq!(cd.stride()[pixel_mode], 1, "{p}");
-        // H x W = 50176 pixels in tiles of 5440 (3 x 5440 u8 and a phase in 16 KiB), 10 a plane
-        assert_eq!((tile, tiles), (5440, (10, 640)), "{p}");
+        // H x W = 50176 pixels of 64 images in 32 tiles each (2048 blocks): 1568 pixels, 4.6 KiB
+        assert_eq!((tile, tiles), (1568, (32, 2048)), "{p}");
         assert!(
             channel_stage_bytes(interleaved, 3, tile, 3, 1) <= CHANNEL_STAGE_BYTES,
             "{p}"
@@ -1381,7 +1411,7 @@ mod tests {
         assert_eq!(mul[1], 1.0f32 / 5.0);
         let text = p.to_string();
         assert!(text.contains("normalized per channel"), "{p}");
-        assert!(text.contains("the channels route, a 3 x 5440 tile"), "{p}");
+        assert!(text.contains("the channels route, a 3 x 1568 tile"), "{p}");
         // the same copy the other way (NCHW -> NHWC) interleaves the destination
         let dst = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
         let p =
@@ -1393,8 +1423,25 @@ mod tests {
             panic!("{p}")
         };
         assert_eq!(interleaved, Interleaved::Destination, "{p}");
-        // 3 rows of an odd number of vectors within 16 KiB: 341 vectors, 1360 f32 a row
+        // 3 rows of an odd number of vectors within 16 KiB: 341 vectors, 1360 f32 a row (fewer
+        // than the 1568 that 2048 blocks would take)
         assert_eq!(tile, 1360, "{p}");
+        // a crop of 8 x 1080 rows of 1920 pixels: 8640 blocks already, one tile a row
+        let frames = rm(&[8, 3, 1088, 1928]);
+        let crop = Layout::new(&[8, 3, 1080, 1920], frames.stride()).unwrap();
+        let dst = rm(&[8, 1080, 1920, 3]).permute(&[0, 3, 1, 2]).unwrap();
+        let p = ConvertPlan::new(DType::U8, DType::BF16, crop, dst, &cvt).unwrap();
+        assert!(
+            matches!(
+                p.route,
+                ConvertRoute::Channels {
+                    tile: 1920,
+                    tiles: (1, 8640),
+                    ..
+                }
+            ),
+            "{p}"
+        );
         assert!(channel_stage_bytes(interleaved, 3, tile, 1, 4) <= CHANNEL_STAGE_BYTES);
     }
 
@@ -1408,8 +1455,10 @@ mod tests {
                             Interleaved::Source => (c..=MAX_PIXEL_BYTES / sw).collect(),
                             Interleaved::Destination => vec![1],
                         };
-                        for pixel in pixels {
-                            let tw = channel_tile(il, c, w, pixel, sw);
+                        for (pixel, others) in
+                            pixels.into_iter().zip([1, 7, 64, 5000].iter().cycle())
+                        {
+                            let tw = channel_tile(il, (c, w), pixel, sw, *others);
                             assert!(tw >= 16 && tw <= w, "{il:?} c {c} w {w} sw {sw}");
                             assert!(tw == w || tw % 16 == 0, "{il:?} c {c} w {w} sw {sw}");
                             let stage = channel_stage_bytes(il, c, tw, pixel, sw);

@@ -905,7 +905,6 @@ struct ChannelParams {
   int src_run_vecs;     // planar source: stage vectors per row (its tile_w elements and a phase)
   int src_pitch;        // planar source: stage bytes from one row to the next (an odd count of vectors)
   int dst_run_vecs;     // planar destination: vectors per row (the same, of the destination)
-  FastDivmodU64 chan_div, chan_n;
 };
 
 // Channels route (one side interleaved, the other planar): a block converts the (C, tile_w) tile
@@ -921,9 +920,14 @@ __global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ C
   using SU = cute::uint_byte_t<SW>;
   using DU = cute::uint_byte_t<DW>;
   __shared__ __align__(16) unsigned char stage[kChanStage];
-  __shared__ int s_row[kMaxChannels];  // the stage byte of element (c, w0) of each channel c
+  // Channel c: the stage byte of its element at w0, its (mean, mul); one 16-byte read a lookup.
+  struct __align__(16) Channel {
+    int row;
+    float mean, mul;
+    int pad;
+  };
+  __shared__ Channel chan[kMaxChannels];
   __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
-  __shared__ float c_mean[kMaxChannels], c_mul[kMaxChannels];  // channel c's coefficients
   ConvertDesc const& d = p.d;
   Coefficients const k = coefficients(d, s_mean, s_mul);
   int const cm = static_cast<int>(d.mode_a), wm = static_cast<int>(d.mode_b), C = p.channels;
@@ -949,19 +953,23 @@ __global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ C
   if (tid < C) {
     // Channel c's stage row: the interleaved run's element (c, 0), or planar row c's element 0
     // in its own row of the stage, at the row's 16-byte phase.
-    s_row[tid] = p.src_interleaved ? static_cast<int>(src0 & 15) + tid * SW
-                                   : tid * p.src_pitch + static_cast<int>((src0 + static_cast<std::uint64_t>(tid * ssc * SW)) & 15);
+    Channel e;
+    e.row = p.src_interleaved ? static_cast<int>(src0 & 15) + tid * SW
+                              : tid * p.src_pitch + static_cast<int>((src0 + static_cast<std::uint64_t>(tid * ssc * SW)) & 15);
+    e.mean = 0.f;
+    e.mul = 1.f;
+    e.pad = 0;
     if (d.affine) {
-      std::int64_t const x = d.chan_mode == cm ? tid : cx;
-      std::uint64_t ch = 0;
-      if (d.chan_mode >= 0) {
-        std::uint64_t r, q;
-        q = p.chan_div.divmod(r, static_cast<std::uint64_t>(x));
-        p.chan_n.divmod(ch, q);
-      }
-      c_mean[tid] = k.mean[ch];
-      c_mul[tid] = k.mul[ch];
+      // The channel of coordinate x (a channel coordinate below 16, or a block's coordinate of
+      // another mode, below 2^31): (x / div) % channels, in 32 bits (div and channels then divide
+      // an extent below 2^31 too).
+      unsigned const x = static_cast<unsigned>(d.chan_mode == cm ? tid : cx);
+      unsigned const ch = d.chan_mode < 0 ? 0u
+                                          : x / static_cast<unsigned>(d.chan_div) % static_cast<unsigned>(d.channels);
+      e.mean = k.mean[ch];
+      e.mul = k.mul[ch];
     }
+    chan[tid] = e;
   }
 
   // Load: the source side's vectors into the stage, raw.
@@ -1008,19 +1016,36 @@ __global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ C
   __syncthreads();
 
   // Store: the destination's aligned vectors, gathered from the stage and converted.
-  // Stage byte of element (c, w): s_row[c] + w * step (w from w0).
+  // Stage byte of element (c, w): chan[c].row + w * step (w from w0). A whole vector goes without
+  // a bound per element; only the vectors a run's ends cut check each element.
   int const step = (p.src_interleaved ? static_cast<int>(ssw) : 1) * SW;
-  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
+  auto store = [&](auto s_, auto t_, auto affine_) {
     using S = decltype(s_);
     using D = decltype(t_);
+    constexpr bool kAffine = decltype(affine_)::value;
     constexpr int kV = 16 / DW;
-    auto element = [&](int c, int w) -> DU {
-      S const x = bits_as<S>(*reinterpret_cast<SU const*>(stage + s_row[c] + w * step));
-      return bits_as<DU>(d.affine ? convert_affine<S, D>(x, c_mean[c], c_mul[c]) : convert<S, D>(x));
+    auto element = [&](int at, Channel const& ch) -> DU {
+      S const x = bits_as<S>(*reinterpret_cast<SU const*>(stage + at));
+      if constexpr (kAffine) {
+        return bits_as<DU>(convert_affine<S, D>(x, ch.mean, ch.mul));
+      } else {
+        return bits_as<DU>(convert<S, D>(x));
+      }
+    };
+    auto put = [](DU* out, DU const (&y)[kV], int e0, int n) {
+      if (e0 >= 0 && e0 + kV <= n) {
+        uint4 v;
+        memcpy(&v, y, 16);
+        *reinterpret_cast<uint4*>(out) = v;
+      } else {
+        CUTE_UNROLL
+        for (int i = 0; i < kV; ++i)
+          if (e0 + i >= 0 && e0 + i < n) out[i] = y[i];
+      }
     };
     if (!p.src_interleaved) {
       // The destination is interleaved: one run of nw * C elements, element e = (w, c) =
-      // (e / C, e % C).
+      // (e / C, e % C); the channel steps with each element.
       int const n = nw * C, ph = static_cast<int>(dst0 & 15);
       int const vecs = (ph + n * DW + 15) / 16;
       float const inv_c = __fdividef(1.0f, static_cast<float>(C));
@@ -1029,30 +1054,36 @@ __global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ C
         int const e0 = (16 * s - ph) / DW;  // may be negative: the run starts inside vector 0
         int const ea = e0 < 0 ? 0 : e0;
         int w = static_cast<int>((static_cast<float>(ea) + 0.5f) * inv_c), c = ea - w * C;
+        int base = w * step;
         DU y[kV];
-        CUTE_UNROLL
-        for (int i = 0; i < kV; ++i) {
-          if (e0 + i >= ea && e0 + i < n) {
-            y[i] = element(c, w);
+        if (e0 >= 0 && e0 + kV <= n) {
+          CUTE_UNROLL
+          for (int i = 0; i < kV; ++i) {
+            Channel const ch = chan[c];
+            y[i] = element(ch.row + base, ch);
             if (++c == C) {
               c = 0;
-              ++w;
+              base += step;
+            }
+          }
+        } else {
+          CUTE_UNROLL
+          for (int i = 0; i < kV; ++i) {
+            if (e0 + i >= ea && e0 + i < n) {
+              Channel const ch = chan[c];
+              y[i] = element(ch.row + base, ch);
+              if (++c == C) {
+                c = 0;
+                base += step;
+              }
             }
           }
         }
-        DU* const out = first + s * kV;
-        if (e0 >= 0 && e0 + kV <= n) {
-          uint4 x;
-          memcpy(&x, y, 16);
-          *reinterpret_cast<uint4*>(out) = x;
-        } else {
-          CUTE_UNROLL
-          for (int i = 0; i < kV; ++i)
-            if (e0 + i >= 0 && e0 + i < n) out[i] = y[i];
-        }
+        put(first + s * kV, y, e0, n);
       }
     } else {
-      // The destination is planar: C rows of nw elements, row c at dst0 + c * dsc elements.
+      // The destination is planar: C rows of nw elements, row c at dst0 + c * dsc elements; one
+      // channel a vector.
       int const slots = C * p.dst_run_vecs;
       float const inv_rv = __fdividef(1.0f, static_cast<float>(p.dst_run_vecs));
       for (int s = tid; s < slots; s += kThreads) {
@@ -1061,21 +1092,26 @@ __global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ C
         int const ph = static_cast<int>(row & 15);
         int const e0 = (16 * j - ph) / DW;
         if (e0 >= nw) continue;
+        Channel const ch = chan[c];
+        int const at = ch.row + e0 * step;
         DU y[kV];
-        CUTE_UNROLL
-        for (int i = 0; i < kV; ++i)
-          if (e0 + i >= 0 && e0 + i < nw) y[i] = element(c, e0 + i);
-        DU* const out = reinterpret_cast<DU*>(row - ph) + j * kV;
         if (e0 >= 0 && e0 + kV <= nw) {
-          uint4 x;
-          memcpy(&x, y, 16);
-          *reinterpret_cast<uint4*>(out) = x;
+          CUTE_UNROLL
+          for (int i = 0; i < kV; ++i) y[i] = element(at + i * step, ch);
         } else {
           CUTE_UNROLL
           for (int i = 0; i < kV; ++i)
-            if (e0 + i >= 0 && e0 + i < nw) out[i] = y[i];
+            if (e0 + i >= 0 && e0 + i < nw) y[i] = element(at + i * step, ch);
         }
+        put(reinterpret_cast<DU*>(row - ph) + j * kV, y, e0, nw);
       }
+    }
+  };
+  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
+    if (d.affine) {
+      store(s_, t_, std::true_type{});
+    } else {
+      store(s_, t_, std::false_type{});
     }
   });
 }
@@ -1133,8 +1169,6 @@ void run(ConvertDesc const& d) {
     p.src_run_vecs = static_cast<int>((d.tile_a * SW + 30) / 16);
     p.src_pitch = 16 * (p.src_run_vecs | 1);
     p.dst_run_vecs = static_cast<int>((d.tile_a * DW + 30) / 16);
-    p.chan_div = chan_div;
-    p.chan_n = chan_n;
     convert_channels<SW, DW><<<static_cast<unsigned>(d.blocks), kThreads, 0, stream>>>(p);
     check_launch("convert_channels");
   } else {
