@@ -31,6 +31,11 @@
 //    (mode_b, mode_a): loaded along mode_a by consecutive threads, converted in registers, staged
 //    in shared memory as D, rows padded by one 32-bit word, stored along mode_b by consecutive
 //    threads.
+//  * Channels (a short mode of 2..16 channels interleaved on one side, planar on the other: NHWC
+//    <-> NCHW and their crops): a block converts a (C, tile_w) tile. The source's bytes are staged
+//    raw by aligned 16-byte vectors, each run at its own 16-byte phase (no shift); each aligned
+//    16-byte destination vector is gathered from the stage, converted in registers and stored
+//    whole (see convert_channels).
 //
 // Kernels are instantiated per (source width, destination width) pair; the scalar types of a
 // width (CUTE_COPY_SCALAR rows of menu.def) share them, switched on once per thread.
@@ -915,6 +920,8 @@ struct ChannelParams {
 // destination's aligned 16-byte vectors are then gathered from the stage element by element,
 // converted in registers with their channel's (mean, mul) and stored whole; only the vectors a
 // destination run's ends cut go element by element. One pass of each, one barrier between.
+// No minimum of blocks per SM: 42 registers, 5 blocks. Forcing 8 (32 registers) measured slower
+// (H100, 2026-12-06: NHWC u8 -> f32 0.775 -> 0.695x of a copy, the crop unchanged).
 template <int SW, int DW>
 __global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ ChannelParams const p) {
   using SU = cute::uint_byte_t<SW>;
