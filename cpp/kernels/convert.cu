@@ -98,7 +98,8 @@ CUTE_COPY_FP8_F32 __nv_fp8_storage_t fp8_of_f32(float x, __nv_fp8_interpretation
   return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, kind);
 }
 
-CUTE_COPY_FP8_F32 __nv_fp8x2_storage_t fp8x2_of_f32x2(float a, float b, __nv_fp8_interpretation_t kind) {
+// Unreferenced in a part whose sources never convert pairwise (8-byte sources).
+[[maybe_unused]] CUTE_COPY_FP8_F32 __nv_fp8x2_storage_t fp8x2_of_f32x2(float a, float b, __nv_fp8_interpretation_t kind) {
   return __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, kind);
 }
 
@@ -556,14 +557,51 @@ __global__ void __launch_bounds__(kThreads) convert_elementwise(__grid_constant_
 
 // ---- Tile ------------------------------------------------------------------------------------
 
+// The modes of a tiled launch other than its two tile modes (mode_a, mode_b): their extents as
+// 32-bit divisors, innermost first (a block index is below 2^31, so is every extent it
+// decomposes into).
+struct OtherModes {
+  cutlass::FastDivmod extent[4];
+  int mode[4];
+  int n;
+};
+
+OtherModes other_modes(ConvertDesc const& d) {
+  OtherModes o{};
+  for (int m = static_cast<int>(d.rank) - 1; m >= 0; --m) {
+    if (m == static_cast<int>(d.mode_a) || m == static_cast<int>(d.mode_b)) continue;
+    o.mode[o.n] = m;
+    o.extent[o.n++] = cutlass::FastDivmod(static_cast<int>(d.shape[m]));
+  }
+  return o;
+}
+
+// The rest `t` of a block index (after its tile coordinates) as the other modes' coordinates:
+// their element offsets on each side, and the coordinate along the channel mode if it is one of
+// them (0 otherwise).
+struct OtherOffsets {
+  std::int64_t src, dst, chan;
+};
+
+CUTE_DEVICE OtherOffsets other_offsets(OtherModes const& o, ConvertDesc const& d, int t) {
+  OtherOffsets r{0, 0, 0};
+  for (int i = 0; i < o.n; ++i) {
+    int x;
+    t = o.extent[i].divmod(x, t);
+    int const m = o.mode[i];
+    r.src += static_cast<std::int64_t>(x) * d.src_stride[m];
+    r.dst += static_cast<std::int64_t>(x) * d.dst_stride[m];
+    if (m == d.chan_mode) r.chan = x;
+  }
+  return r;
+}
+
 struct TileParams {
   ConvertDesc d;
   // 32-bit divisors: a block index is below 2^31, so is every extent it decomposes into (a 32-bit
   // FastDivmod is a mul.hi and a shift; the 64-bit one emulates a 64-bit mul.hi).
   cutlass::FastDivmod tiles_a, tiles_b;
-  cutlass::FastDivmod others[4];  // the other modes' extents, innermost first
-  int other_mode[4];
-  int n_others;
+  OtherModes others;
   int log_ta, log_tb;
   FastDivmodU64 chan_div, chan_n;
 };
@@ -592,15 +630,8 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
   int t = static_cast<int>(blockIdx.x), ia, ib;
   t = p.tiles_a.divmod(ia, t);
   t = p.tiles_b.divmod(ib, t);
-  std::int64_t so = 0, dof = 0, cx = 0;
-  for (int i = 0; i < p.n_others; ++i) {
-    int x;
-    t = p.others[i].divmod(x, t);
-    int const m = p.other_mode[i];
-    so += static_cast<std::int64_t>(x) * d.src_stride[m];
-    dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
-    if (m == d.chan_mode) cx = static_cast<std::int64_t>(x);
-  }
+  OtherOffsets const off = other_offsets(p.others, d, t);
+  std::int64_t const so = off.src, dof = off.dst, cx = off.chan;
   int const A = static_cast<int>(d.mode_a), B = static_cast<int>(d.mode_b);
   std::int64_t const a0 = static_cast<std::int64_t>(ia) * ta, b0 = static_cast<std::int64_t>(ib) * tb;
   std::int64_t const ea = d.shape[A], eb = d.shape[B];
@@ -901,10 +932,8 @@ constexpr int kMaxChannels = 16;
 
 struct ChannelParams {
   ConvertDesc d;
-  cutlass::FastDivmod tiles_w;    // tiles along the pixel mode
-  cutlass::FastDivmod others[4];  // the other modes' extents, innermost first
-  int other_mode[4];
-  int n_others;
+  cutlass::FastDivmod tiles_w;  // tiles along the pixel mode
+  OtherModes others;
   int channels;         // C, the extent of the channel mode (d.mode_a)
   bool src_interleaved; // the source is the side with (c, w):(1, >= C); else the destination, (1, C)
   int src_run_vecs;     // planar source: stage vectors per row (its tile_w elements and a phase)
@@ -942,15 +971,8 @@ __global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ C
   // This block's tile: the pixel tile iw, the other modes' coordinates.
   int t = static_cast<int>(blockIdx.x), iw;
   t = p.tiles_w.divmod(iw, t);
-  std::int64_t so = 0, dof = 0, cx = 0;
-  for (int i = 0; i < p.n_others; ++i) {
-    int x;
-    t = p.others[i].divmod(x, t);
-    int const m = p.other_mode[i];
-    so += static_cast<std::int64_t>(x) * d.src_stride[m];
-    dof += static_cast<std::int64_t>(x) * d.dst_stride[m];
-    if (m == d.chan_mode) cx = x;
-  }
+  OtherOffsets const off = other_offsets(p.others, d, t);
+  std::int64_t const so = off.src, dof = off.dst, cx = off.chan;
   std::int64_t const tw = d.tile_a, w0 = static_cast<std::int64_t>(iw) * tw;
   int const nw = static_cast<int>(cute::min<std::int64_t>(tw, d.shape[wm] - w0));
   std::int64_t const ssc = d.src_stride[cm], ssw = d.src_stride[wm], dsc = d.dst_stride[cm], dsw = d.dst_stride[wm];
@@ -1165,12 +1187,7 @@ void run(ConvertDesc const& d) {
     ChannelParams p{};
     p.d = d;
     p.tiles_w = cutlass::FastDivmod(static_cast<int>(d.tiles_a));
-    p.n_others = 0;
-    for (int m = static_cast<int>(d.rank) - 1; m >= 0; --m) {
-      if (m == static_cast<int>(d.mode_a) || m == static_cast<int>(d.mode_b)) continue;
-      p.other_mode[p.n_others] = m;
-      p.others[p.n_others++] = cutlass::FastDivmod(static_cast<int>(d.shape[m]));
-    }
+    p.others = other_modes(d);
     p.channels = static_cast<int>(d.shape[d.mode_a]);
     p.src_interleaved = d.src_stride[d.mode_a] == 1;
     p.src_run_vecs = static_cast<int>((d.tile_a * SW + 30) / 16);
@@ -1183,12 +1200,7 @@ void run(ConvertDesc const& d) {
     p.d = d;
     p.tiles_a = cutlass::FastDivmod(static_cast<int>(d.tiles_a));
     p.tiles_b = cutlass::FastDivmod(static_cast<int>(d.tiles_b));
-    p.n_others = 0;
-    for (int m = static_cast<int>(d.rank) - 1; m >= 0; --m) {
-      if (m == static_cast<int>(d.mode_a) || m == static_cast<int>(d.mode_b)) continue;
-      p.other_mode[p.n_others] = m;
-      p.others[p.n_others++] = cutlass::FastDivmod(static_cast<int>(d.shape[m]));
-    }
+    p.others = other_modes(d);
     p.log_ta = log2_of(d.tile_a);
     p.log_tb = log2_of(d.tile_b);
     p.chan_div = chan_div;
