@@ -584,10 +584,7 @@ fn channels_route(
         Interleaved::Source => ss[w],
         Interleaved::Destination => 1,
     };
-    let others: usize = (0..shape.len())
-        .filter(|&m| m != c && m != w)
-        .map(|m| shape[m])
-        .product();
+    let others = other_extent(shape, (c, w));
     let tile = channel_tile(interleaved, (channels, pixels), pixel, sw, others);
     let tiles_w = pixels.div_ceil(tile);
     Some(ConvertRoute::Channels {
@@ -597,6 +594,15 @@ fn channels_route(
         tile,
         tiles: (tiles_w, tiles_w * others),
     })
+}
+
+/// The product of the extents of every mode but the two of a tiled route: the tiles a tile
+/// coordinate of those two modes stands for (the kernels' other modes, one block each).
+fn other_extent(shape: &[usize], (a, b): (usize, usize)) -> usize {
+    (0..shape.len())
+        .filter(|&m| m != a && m != b)
+        .map(|m| shape[m])
+        .product()
 }
 
 fn next_pow2(n: usize) -> usize {
@@ -702,10 +708,7 @@ impl ConvertPlan {
             let tile = tile_extents(shape[mode_a], shape[mode_b], wide);
             let ta = shape[mode_a].div_ceil(tile.0);
             let tb = shape[mode_b].div_ceil(tile.1);
-            let others: usize = (0..r)
-                .filter(|&m| m != mode_a && m != mode_b)
-                .map(|m| shape[m])
-                .product();
+            let others = other_extent(shape, (mode_a, mode_b));
             ConvertRoute::Tile {
                 mode_a,
                 mode_b,
@@ -1016,17 +1019,16 @@ impl ConvertPlan {
                     Interleaved::Source => ("source", "destination"),
                     Interleaved::Destination => ("destination", "source"),
                 };
-                let pixel = match interleaved {
-                    Interleaved::Source => cs.stride()[*w],
-                    Interleaved::Destination => 1,
+                // the interleaved side's pixel step (S of (c, w):(1, S)); the stage is laid out
+                // by the source's (1 on a planar source)
+                let (step, pixel) = match interleaved {
+                    Interleaved::Source => (cs.stride()[*w], cs.stride()[*w]),
+                    Interleaved::Destination => (channels, 1),
                 };
                 let stage = channel_stage_bytes(*interleaved, channels, *tile, pixel, sw);
                 r.push(format!(
                     "a short mode of {channels} channels (mode {c}) side by side on the {il} ((c, w):(1, {}) over pixel mode {w}) and planar on the {pl} (mode {w} unit-stride): the channels route, a {channels} x {tile} tile per block ({} along mode {w}, {} blocks): pixel tiles for {CHANNEL_BLOCKS} blocks or more (a block's loads then overlap another's stores), each staging {} to {} KiB of source",
-                    match interleaved {
-                        Interleaved::Source => cs.stride()[*w],
-                        Interleaved::Destination => channels,
-                    },
+                    step,
                     tiles.0,
                     tiles.1,
                     MIN_CHANNEL_STAGE >> 10,
