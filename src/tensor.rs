@@ -390,8 +390,8 @@ mod tests {
                 assert!(t.load.is_vectorized() && t.store.is_vectorized(), "{p}");
             }
         }
-        // a crop of an NCHW batch to NHWC: the narrow tile, realigned loads, room for the grid's
-        // extra vector of every row
+        // a crop of an NCHW batch to NHWC: the narrow tile in registers with realigned loads,
+        // 128 threads a tile (120 column blocks of a 1920-byte row, one each), two tiles a block
         let storage = rm(&[8, 3, 1088, 1928]);
         let crop = Layout::new(&[8, 3, 1080, 1920], storage.stride()).unwrap();
         let p = TensorPlan::new(
@@ -405,11 +405,19 @@ mod tests {
             panic!("{p}")
         };
         assert_eq!(
-            (t.kind, t.load, t.store),
-            (TileKind::Narrow, Access::Realigned, Access::Vector),
+            (t.kind, t.stage, t.load, t.store),
+            (
+                TileKind::Narrow,
+                TileStage::Registers,
+                Access::Realigned,
+                Access::Vector
+            ),
             "{p}"
         );
-        assert!(t.tile.1 * (t.tile.0 + 16) <= t.config.smem_bytes, "{p}");
+        assert_eq!((t.tile, t.group_threads()), ((1920, 3), 128), "{p}");
+        let text = p.to_string();
+        assert!(text.contains("funnel-shifts the pair"), "{p}");
+        assert!(text.contains("128 threads move one"), "{p}");
     }
 
     #[test]
@@ -691,7 +699,12 @@ mod tests {
                         if c * w >= NARROW_MAX_BYTES {
                             continue;
                         }
-                        let regs = c <= NARROW_REGISTER_ROWS && hw % v == 0;
+                        // registers need 16-byte stores (every run of the batch on a vector)
+                        // and loads, realigned ones too when the rows are the source
+                        let run_aligned = (hw * c) % v == 0;
+                        let regs = c <= NARROW_REGISTER_ROWS
+                            && run_aligned
+                            && (t.kind == TileKind::Narrow || hw % v == 0);
                         assert_eq!(t.stage == TileStage::Registers, regs, "{p}");
                         if !regs {
                             continue;

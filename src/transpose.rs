@@ -168,6 +168,17 @@ fn vector_legal(l: &Layout, unit: usize, skip: usize, offset_bytes: usize, w: us
         && (0..l.rank()).all(|m| m == unit || m == skip || l.stride()[m] % v == 0)
 }
 
+/// Column blocks a thread of a narrow tile in registers keeps in flight
+/// (`narrow_blocks_in_flight` in cpp/kernels/transpose.cu): two for 2..=4 rows, one for more rows
+/// or realigned loads (whose lane 31 holds a second vector of every row).
+fn narrow_blocks_in_flight(rows: usize, realigned: bool) -> usize {
+    if rows <= 4 && !realigned {
+        2
+    } else {
+        1
+    }
+}
+
 /// The items rule: mode 0 counts items of `isz` elements that follow each other on both sides,
 /// every other mode inside an item, compact on both sides (their strides are those of a packed
 /// layout in some order). Returns `isz` when the items are small enough for [`TileKind::Items`].
@@ -288,7 +299,12 @@ pub(crate) fn transpose_tile(
         TileKind::NarrowLoad => ea,
         _ => 0,
     };
-    let both_vectors = load == Access::Vector && store == Access::Vector;
+    // Registers take 16-byte accesses on both sides; a narrow tile's rows may also be loaded
+    // realigned (its run, the destination, is the aligned side): each lane funnel-shifts its
+    // aligned vector and its neighbour's.
+    let loads_vectors =
+        load == Access::Vector || (kind == TileKind::Narrow && load == Access::Realigned);
+    let both_vectors = loads_vectors && store == Access::Vector;
     let stage = if (kind == TileKind::Rows || (2..=NARROW_REGISTER_ROWS).contains(&short))
         && both_vectors
     {
@@ -303,7 +319,9 @@ pub(crate) fn transpose_tile(
     // tile along the long mode nearly full.
     let most = match (kind, stage) {
         (TileKind::Rows, _) => ROWS_MAX_ROW_BYTES / w,
-        (_, TileStage::Registers) => config.threads * v * if short <= 4 { 2 } else { 1 },
+        (_, TileStage::Registers) => {
+            config.threads * v * narrow_blocks_in_flight(short, load == Access::Realigned)
+        }
         (TileKind::Narrow, _) => (config.smem_bytes / short.max(1) - pad) / w / v * v,
         _ => (config.smem_bytes - pad) / w / short.max(1) / v * v,
     };
@@ -455,6 +473,29 @@ impl TransposeTile {
         }
     }
 
+    /// The threads that move one narrow tile in registers (`narrow_group_threads` in
+    /// cpp/kernels/transpose.cu): enough for one pass over the tile's column blocks, a power of two
+    /// from 32 to the block's threads, so that a block moves `threads / group` short tiles at once
+    /// and no warp idles. The block's threads for every other tile.
+    pub fn group_threads(&self) -> usize {
+        let threads = self.config.threads;
+        let Some(r) = self
+            .narrow_rows()
+            .filter(|_| self.stage == TileStage::Registers)
+        else {
+            return threads;
+        };
+        let v = self.config.val_layout.1;
+        let long = if self.kind == TileKind::Narrow {
+            self.tile.0
+        } else {
+            self.tile.1
+        };
+        let u = narrow_blocks_in_flight(r, self.load == Access::Realigned);
+        let need = (long / v).div_ceil(u);
+        need.next_power_of_two().clamp(32, threads)
+    }
+
     /// CuTe `Swizzle<B, M, S>` of the slot index in the per-warp exchange of a narrow tile in
     /// registers whose run is the destination, `None` for other tiles: `Swizzle<B,0,3>` with
     /// `B = min(3, trailing zero bits of R)` for a short mode of R elements (`Swizzle<0,0,3>`,
@@ -514,7 +555,10 @@ impl TransposeTile {
         )
     }
 
-    /// What thread `t` moves in a tile (see [`ThreadWork`]).
+    /// What thread `t` moves in a tile (see [`ThreadWork`]). A narrow tile in registers is moved
+    /// by the first [`group_threads`](Self::group_threads) threads (the block's others move other
+    /// tiles the same way, so theirs is empty here); its realigned loads are listed as the column
+    /// blocks they produce, each funnel-shifted from the aligned vectors i and i + 1 under its row.
     pub fn thread_work(&self, dtype: DType, t: usize) -> Result<ThreadWork> {
         let w = dtype.size_bytes();
         let v = 16 / w;
@@ -553,9 +597,11 @@ impl TransposeTile {
             let long = if narrow { self.tile.0 } else { self.tile.1 };
             let nv = long / v;
             let lane = t % 32;
+            // a group of `group` threads per tile: the block's other threads move other tiles
+            let group = self.group_threads();
             let blocks: Vec<usize> = (0..)
-                .map(|k| t + k * self.config.threads)
-                .take_while(|&i| i - lane < nv)
+                .map(|k| t + k * group)
+                .take_while(|&i| t < group && i - lane < nv)
                 .collect();
             let rows_side = |i: usize| (0..r).map(move |q| (q, i * v)); // (short, long) of each vector
             let run_side = |i: usize| (0..r).map(move |q| i * v * r + q * v); // flat run offsets

@@ -8,7 +8,7 @@ mod common;
 
 use common::tensor::{by_width, check, random_side, route_name, Side};
 use common::{gpu, rng};
-use cute_copy::Layout;
+use cute_copy::{Access, Layout, TensorRoute, TileKind, TileStage};
 use half::{bf16, f16};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -131,6 +131,51 @@ fn image_crops_permute_between_nchw_and_nhwc_exactly() {
             ] {
                 check::<u8>(&stream, s, d, &mut r);
                 check::<f32>(&stream, s, d, &mut r);
+            }
+        }
+    }
+}
+
+#[test]
+fn planar_rows_at_any_offset_and_pitch_interleave_in_registers_exactly() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(107);
+    for w in WIDTHS {
+        let v = 16 / w;
+        for c in 2..=cute_copy::NARROW_REGISTER_ROWS {
+            // crops of [n, c, hh, ww] planes -> packed [n, h, cols, c]: rows shorter than two
+            // vectors (one 32-thread group, eight tiles a block), a 1920-byte-like row, rows
+            // longer than one pass of the block, and a random one; the crop's column offset and
+            // the plane's pitch at any element, the whole view at an offset of 0..v elements
+            let long = 256 * v + 7 * v + r.random_range(0..v);
+            for (n, h, cols) in [
+                (1, 3, 2 * v - 1),
+                (2, 3, 120 * v),
+                (1, 2, long),
+                (2, 2, r.random_range(v..40 * v)),
+            ] {
+                let (x, pad) = (r.random_range(0..v + 2), r.random_range(0..2 * v));
+                let (hh, ww) = (h + r.random_range(0..3), cols + x + pad);
+                let y = r.random_range(0..=hh - h);
+                let (s, d) = crop_permute(
+                    &[n, c, hh, ww],
+                    &[0, 0, y, x],
+                    &[n, c, h, cols],
+                    &[0, 2, 3, 1],
+                );
+                let s = s.at(s.offset + r.random_range(0..v));
+                let plan = by_width(&stream, w, s, d, &mut r);
+                let TensorRoute::Transpose(t) = &plan.route else {
+                    panic!("{plan}")
+                };
+                // every run of the destination on a vector: registers, loads realigned or whole
+                if (cols * c) % v == 0 && c * w < cute_copy::NARROW_MAX_BYTES {
+                    assert_eq!(
+                        (t.kind, t.stage, t.store),
+                        (TileKind::Narrow, TileStage::Registers, Access::Vector),
+                        "{plan}"
+                    );
+                }
             }
         }
     }

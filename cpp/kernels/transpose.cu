@@ -216,6 +216,11 @@ CUTE_DEVICE uint4 shfl_down16(uint4 v) {
   return make_uint4(__shfl_down_sync(0xffffffffu, v.x, 1, 16), __shfl_down_sync(0xffffffffu, v.y, 1, 16),
                     __shfl_down_sync(0xffffffffu, v.z, 1, 16), __shfl_down_sync(0xffffffffu, v.w, 1, 16));
 }
+// Lane l + 1's vector within the warp.
+CUTE_DEVICE uint4 shfl_down32(uint4 v) {
+  return make_uint4(__shfl_down_sync(0xffffffffu, v.x, 1), __shfl_down_sync(0xffffffffu, v.y, 1),
+                    __shfl_down_sync(0xffffffffu, v.z, 1), __shfl_down_sync(0xffffffffu, v.w, 1));
+}
 CUTE_DEVICE uint4 shfl_up16(uint4 v) {
   return make_uint4(__shfl_up_sync(0xffffffffu, v.x, 1, 16), __shfl_up_sync(0xffffffffu, v.y, 1, 16),
                     __shfl_up_sync(0xffffffffu, v.z, 1, 16), __shfl_up_sync(0xffffffffu, v.w, 1, 16));
@@ -756,11 +761,35 @@ struct NarrowLoad {
 // and `copy(rows, run)` (or back) is the transpose, register moves and byte permutes after unrolling.
 // No shared memory and no barrier: loads of the next column blocks are in flight while others
 // store, and 8 blocks stay resident per SM.
-template <int Width, int R>
+//
+// A tile is moved by a group of `threads` threads (narrow_group_threads: a power of two from 32 to
+// the block's 256, enough for one pass over the tile's column blocks), so a block takes 256 /
+// threads tiles at once: a short tile (a 1920-byte image row, a 7 x 7 feature map) leaves no
+// warp idle. `tid` is the thread's index in its group.
+//
+// Kind 4 also takes realigned loads (`Realign`: source rows at any byte offset, unit stride along
+// the long mode, the destination run on the 16-byte grid): row r's column block i is the 16 bytes
+// at phase m_r of the aligned vectors i and i + 1 under the row. Each lane loads vector i, takes
+// i + 1 from the next lane (shfl.down; lane 31 loads it), and funnel-shifts the pair
+// (realign_per_lane). A tile whose aligned vectors are not all inside the source span (at most
+// the span's first and last tiles, tested once per tile) goes element by element, so nothing
+// outside the source span is read.
+CUTE_HOST_DEVICE constexpr int narrow_blocks_in_flight(int r, bool realign) { return r <= 4 && !realign ? 2 : 1; }
+CUTE_HOST_DEVICE int narrow_group_threads(std::int64_t long_extent, int width, int r, bool realign) {
+  std::int64_t const nv = long_extent / (16 / width), u = narrow_blocks_in_flight(r, realign);
+  std::int64_t const need = (nv + u - 1) / u;
+  int group = 32;
+  while (group < kThreads && group < need) group *= 2;
+  return group;
+}
+
+template <int Width, int R, bool Realign = false>
 struct NarrowRegs {
   using E = uint_byte_t<Width>;
   static constexpr int V = 16 / Width;
-  static constexpr int U = R <= 4 ? 2 : 1;  // column blocks per thread in flight (<= 2 x 4 x 16 bytes)
+  // column blocks per thread in flight (<= 2 x 4 x 16 bytes; realigned, one: lane 31 holds a
+  // second vector per row)
+  static constexpr int U = narrow_blocks_in_flight(R, Realign);
   using RowFrag = Layout<Shape<Int<R>, Int<V>>, Stride<Int<V>, _1>>;
   using RunFrag = Layout<Shape<Int<R>, Int<V>>, Stride<_1, Int<R>>>;
   static constexpr int kExchangeBits = R % 2 ? 0 : R % 4 ? 1 : R % 8 ? 2 : 3;  // min(3, tz(R))
@@ -776,25 +805,76 @@ struct NarrowRegs {
   // spreads them by itself (B = 0, the plain index). TransposeTile::exchange_ways models it) and
   // store instruction q writes vectors q * 32 + lane: 512 contiguous bytes.
   static CUTE_DEVICE void store_run(std::uint8_t const* s, std::int64_t sb, std::uint8_t* d, int ea,
-                                    uint128_t* stage) {
+                                    uint128_t* stage, int tid, int threads, std::uint8_t const* lo,
+                                    std::uint8_t const* hi) {
     int const nv = ea / V;  // whole column blocks
     int const lane = threadIdx.x % 32;
     std::int64_t const row_bytes = sb * Width;
     auto const slot = Swizzle<kExchangeBits, 0, 3>{};
-    for (int i0 = threadIdx.x; i0 - lane < nv; i0 += kThreads * U) {
-      Tensor rows = make_tensor<E>(Shape<Int<R * V>, Int<U>>{});  // U blocks of R x V, RowFrag order
+    // Realigned: each row's phase on the 16-byte grid. A tile whose aligned vectors 0 .. nv of
+    // some row reach outside the source span (at most the span's first and last tiles) goes
+    // element by element.
+    int m[Realign ? R : 1] = {};
+    if constexpr (Realign) {
+      bool inside = true;
       CUTE_UNROLL
-      for (int u = 0; u < U; ++u) {
-        int const c = (i0 + u * kThreads) * V;
-        Tensor rv = recast<uint128_t>(make_tensor(&rows(0, u), RowFrag{}));  // (R, 1)
-        std::uint8_t const* p = s + c * Width;
-        if (i0 + u * kThreads < nv)
+      for (int r = 0; r < R; ++r) {
+        m[r] = grid_offset(s + r * row_bytes);
+        std::uint8_t const* const a = s + r * row_bytes - m[r];
+        inside = inside && a >= lo && a + std::int64_t(nv + 1) * 16 <= hi;
+      }
+      if (!inside) {
+        for (int f = tid; f < ea * R; f += threads) {
+          int const c = f / R, r = f % R;
+          st_elem<E>(d + std::int64_t(f) * Width, ld_elem<E>(s + r * row_bytes + std::int64_t(c) * Width));
+        }
+        return;
+      }
+    }
+    for (int i0 = tid; i0 - lane < nv; i0 += threads * U) {
+      Tensor rows = make_tensor<E>(Shape<Int<R * V>, Int<U>>{});  // U blocks of R x V, RowFrag order
+      if constexpr (Realign) {
+        uint4 x[U][R], y[U][R];  // aligned vectors i and (lane 31) i + 1 of each row
+        CUTE_UNROLL
+        for (int u = 0; u < U; ++u) {
+          int const i = i0 + u * threads;
           CUTE_UNROLL
-          for (int r = 0; r < R; ++r) rv(r, 0) = *reinterpret_cast<uint128_t const*>(p + r * row_bytes);
+          for (int r = 0; r < R; ++r) {
+            std::uint8_t const* const a = s + r * row_bytes - m[r] + std::int64_t(i) * 16;
+            x[u][r] = y[u][r] = make_uint4(0, 0, 0, 0);
+            if (i <= nv) x[u][r] = *reinterpret_cast<uint4 const*>(a);
+            if (lane == 31 && i < nv) y[u][r] = *reinterpret_cast<uint4 const*>(a + 16);
+          }
+        }
+        CUTE_UNROLL
+        for (int u = 0; u < U; ++u) {
+          Tensor rv = recast<uint128_t>(make_tensor(&rows(0, u), RowFrag{}));  // (R, 1)
+          CUTE_UNROLL
+          for (int r = 0; r < R; ++r) {
+            uint4 next = shfl_down32(x[u][r]);
+            bool const last = lane == 31;
+            next.x = last ? y[u][r].x : next.x;
+            next.y = last ? y[u][r].y : next.y;
+            next.z = last ? y[u][r].z : next.z;
+            next.w = last ? y[u][r].w : next.w;
+            uint4 const v = realign_per_lane(x[u][r], next, m[r]);
+            rv(r, 0) = reinterpret_cast<uint128_t const&>(v);
+          }
+        }
+      } else {
+        CUTE_UNROLL
+        for (int u = 0; u < U; ++u) {
+          int const c = (i0 + u * threads) * V;
+          Tensor rv = recast<uint128_t>(make_tensor(&rows(0, u), RowFrag{}));  // (R, 1)
+          std::uint8_t const* p = s + c * Width;
+          if (i0 + u * threads < nv)
+            CUTE_UNROLL
+            for (int r = 0; r < R; ++r) rv(r, 0) = *reinterpret_cast<uint128_t const*>(p + r * row_bytes);
+        }
       }
       CUTE_UNROLL
       for (int u = 0; u < U; ++u) {
-        int const i = i0 + u * kThreads, first = i - lane;  // the warp's blocks: first .. first + 31
+        int const i = i0 + u * threads, first = i - lane;  // the warp's blocks: first .. first + 31
         if (first >= nv) break;  // uniform across the warp
         if (i < nv) {
           Tensor run = make_tensor<E>(Layout<Int<R * V>>{});
@@ -814,7 +894,7 @@ struct NarrowRegs {
       }
     }
     // Columns past the last whole block: element by element.
-    for (int f = nv * V * R + threadIdx.x; f < ea * R; f += kThreads) {
+    for (int f = nv * V * R + tid; f < ea * R; f += threads) {
       int const c = f / R, r = f % R;
       st_elem<E>(d + std::int64_t(f) * Width, ld_elem<E>(s + r * row_bytes + std::int64_t(c) * Width));
     }
@@ -822,24 +902,25 @@ struct NarrowRegs {
 
   // Kind 5 (load mode short, NHWC -> NCHW): the source tile is one run, element (r, j) at j * R + r;
   // destination rows r at stride da, unit stride along b. `eb` columns in this tile.
-  static CUTE_DEVICE void load_run(std::uint8_t const* s, std::uint8_t* d, std::int64_t da, int eb) {
+  static CUTE_DEVICE void load_run(std::uint8_t const* s, std::uint8_t* d, std::int64_t da, int eb, int tid,
+                                   int threads) {
     int const nv = eb / V;
     std::int64_t const row_bytes = da * Width;
-    for (int i0 = threadIdx.x; i0 < nv; i0 += kThreads * U) {
+    for (int i0 = tid; i0 < nv; i0 += threads * U) {
       Tensor runs = make_tensor<E>(Shape<Int<R * V>, Int<U>>{});  // U blocks of R x V, RunFrag order
       CUTE_UNROLL
       for (int u = 0; u < U; ++u) {
-        int const j = (i0 + u * kThreads) * V;
+        int const j = (i0 + u * threads) * V;
         Tensor qv = recast<uint128_t>(make_tensor(&runs(0, u), Layout<Int<R * V>>{}));  // (R)
         auto const* p = reinterpret_cast<uint128_t const*>(s + j * R * Width);
-        if (i0 + u * kThreads < nv)
+        if (i0 + u * threads < nv)
           CUTE_UNROLL
           for (int q = 0; q < R; ++q) qv(q) = p[q];
       }
       CUTE_UNROLL
       for (int u = 0; u < U; ++u) {
-        int const j = (i0 + u * kThreads) * V;
-        if (i0 + u * kThreads >= nv) continue;
+        int const j = (i0 + u * threads) * V;
+        if (i0 + u * threads >= nv) continue;
         Tensor rows = make_tensor<E>(Layout<Int<R * V>>{});
         copy(make_tensor(&runs(0, u), RunFrag{}), make_tensor(rows.data(), RowFrag{}));  // the transpose
         Tensor rv = recast<uint128_t>(make_tensor(rows.data(), RowFrag{}));  // (R, 1)
@@ -848,7 +929,7 @@ struct NarrowRegs {
         for (int r = 0; r < R; ++r) *reinterpret_cast<uint128_t*>(p + r * row_bytes) = rv(r, 0);
       }
     }
-    for (int f = nv * V * R + threadIdx.x; f < eb * R; f += kThreads) {
+    for (int f = nv * V * R + tid; f < eb * R; f += threads) {
       int const j = f / R, r = f % R;
       st_elem<E>(d + r * row_bytes + std::int64_t(j) * Width, ld_elem<E>(s + std::int64_t(f) * Width));
     }
@@ -931,41 +1012,48 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_NARROW_MIN_BLOCKS) narrow_
   }
 }
 
-// Kinds 4 and 5: narrow tiles with registers as the stage (NarrowRegs), R = the short extent.
-template <int Width, int R>
+// Kinds 4 and 5: narrow tiles with registers as the stage (NarrowRegs), R = the short extent; a
+// group of `threads` threads per tile, 256 / threads tiles per block at once.
+template <int Width, int R, bool Realign>
 CUTE_DEVICE void narrow_regs_tiles(Args const& g, uint128_t* stage) {
   uint128_t* const warp_stage = stage + (threadIdx.x / 32) * 32 * R;
-  for (std::int64_t t = blockIdx.x; t < g.tiles; t += gridDim.x) {
+  bool const narrow = g.kind == kNarrowRegs;
+  int const threads = narrow_group_threads(narrow ? g.ta : g.tb, Width, R, Realign);
+  int const groups = kThreads / threads, tid = threadIdx.x % threads;
+  for (std::int64_t t = std::int64_t(blockIdx.x) * groups + threadIdx.x / threads; t < g.tiles;
+       t += std::int64_t(gridDim.x) * groups) {
     TileAt const at = tile_at<Width>(g, t);
-    if (g.kind == kNarrowRegs)
-      NarrowRegs<Width, R>::store_run(at.s, g.sb, at.d, static_cast<int>(cute::min(g.ta, g.shape[g.a] - at.a0)),
-                                      warp_stage);
-    else
-      NarrowRegs<Width, R>::load_run(at.s, at.d, g.da, static_cast<int>(cute::min(g.tb, g.shape[g.b] - at.b0)));
+    if (narrow)
+      NarrowRegs<Width, R, Realign>::store_run(
+          at.s, g.sb, at.d, static_cast<int>(cute::min(g.ta, g.shape[g.a] - at.a0)), warp_stage, tid, threads,
+          g.src, g.src_end);
+    else if constexpr (!Realign)
+      NarrowRegs<Width, R>::load_run(at.s, at.d, g.da, static_cast<int>(cute::min(g.tb, g.shape[g.b] - at.b0)),
+                                     tid, threads);
   }
 }
 
 // R <= 4 keeps two column blocks per thread in flight within 64 registers (4 resident blocks per
 // SM at least); R = 5 .. 8 one block in up to 128 registers: a kernel each, so that neither's
-// budget is the other's.
-template <int Width, bool Wide>
+// budget is the other's. Realigned loads (kind 4 only) are an instantiation of their own.
+template <int Width, bool Wide, bool Realign>
 __global__ void __launch_bounds__(kThreads, Wide ? 2 : 3) narrow_regs_kernel(__grid_constant__ Args const g) {
   // Kind 4's per-warp exchange: 32 x R 16-byte slots per warp, sized at launch (none for kind 5).
   extern __shared__ uint128_t stage[];
   int const r = static_cast<int>(g.kind == kNarrowRegs ? g.tb : g.ta);
   if constexpr (Wide) {
     switch (r) {
-      case 5: return narrow_regs_tiles<Width, 5>(g, stage);
-      case 6: return narrow_regs_tiles<Width, 6>(g, stage);
-      case 7: return narrow_regs_tiles<Width, 7>(g, stage);
-      case 8: return narrow_regs_tiles<Width, 8>(g, stage);
+      case 5: return narrow_regs_tiles<Width, 5, Realign>(g, stage);
+      case 6: return narrow_regs_tiles<Width, 6, Realign>(g, stage);
+      case 7: return narrow_regs_tiles<Width, 7, Realign>(g, stage);
+      case 8: return narrow_regs_tiles<Width, 8, Realign>(g, stage);
       default: return;  // dispatch.cu admits 2 .. 8 only
     }
   } else {
     switch (r) {
-      case 2: return narrow_regs_tiles<Width, 2>(g, stage);
-      case 3: return narrow_regs_tiles<Width, 3>(g, stage);
-      case 4: return narrow_regs_tiles<Width, 4>(g, stage);
+      case 2: return narrow_regs_tiles<Width, 2, Realign>(g, stage);
+      case 3: return narrow_regs_tiles<Width, 3, Realign>(g, stage);
+      case 4: return narrow_regs_tiles<Width, 4, Realign>(g, stage);
       default: return;
     }
   }
@@ -1104,12 +1192,21 @@ struct TransposeLaunch {
     if (g.tiles <= 0) return;
     unsigned const blocks = static_cast<unsigned>(cute::min<std::int64_t>(g.tiles, 0x7fffffff));
     if (g.kind == kNarrowRegs || g.kind == kNarrowLoadRegs) {
-      std::int64_t const r = g.kind == kNarrowRegs ? g.tb : g.ta;
-      std::size_t const smem = g.kind == kNarrowRegs ? std::size_t(kThreads) * r * 16 : 0;  // <= 32 KiB
-      if (r > 4)
-        narrow_regs_kernel<Width, true><<<blocks, kThreads, smem, stream>>>(g);
+      bool const narrow = g.kind == kNarrowRegs;
+      std::int64_t const r = narrow ? g.tb : g.ta;
+      std::size_t const smem = narrow ? std::size_t(kThreads) * r * 16 : 0;  // <= 32 KiB
+      bool const realign = narrow && g.load == kRealigned;
+      int const groups = kThreads / narrow_group_threads(narrow ? g.ta : g.tb, Width, static_cast<int>(r), realign);
+      unsigned const grid =
+          static_cast<unsigned>(cute::min<std::int64_t>((g.tiles + groups - 1) / groups, 0x7fffffff));
+      if (r > 4 && realign)
+        narrow_regs_kernel<Width, true, true><<<grid, kThreads, smem, stream>>>(g);
+      else if (r > 4)
+        narrow_regs_kernel<Width, true, false><<<grid, kThreads, smem, stream>>>(g);
+      else if (realign)
+        narrow_regs_kernel<Width, false, true><<<grid, kThreads, smem, stream>>>(g);
       else
-        narrow_regs_kernel<Width, false><<<blocks, kThreads, smem, stream>>>(g);
+        narrow_regs_kernel<Width, false, false><<<grid, kThreads, smem, stream>>>(g);
       check_launch("narrow_regs_kernel");
     } else if (g.kind == kNarrow || g.kind == kNarrowLoad) {
       narrow_kernel<Width><<<blocks, kThreads, 0, stream>>>(g);

@@ -426,10 +426,29 @@ impl TensorPlan {
                     ));
                 } else if t.stage == TileStage::Registers {
                     let r = t.narrow_rows().unwrap_or(0);
+                    let sides = if t.load == Access::Realigned {
+                        "the run allows 16-byte stores and the rows realigned 16-byte loads"
+                    } else {
+                        "both sides allow 16-byte accesses"
+                    };
                     v.push(format!(
-                        "the short mode has {r} elements (2..={NARROW_REGISTER_ROWS}) and both sides allow 16-byte accesses: registers are the stage, each thread moving {r} x {} elements as two CuTe fragments ({r},{}):({},1) and ({r},{}):(1,{r}) over the same coordinates ({r} 16-byte loads, {r} 16-byte stores, no block barrier)",
+                        "the short mode has {r} elements (2..={NARROW_REGISTER_ROWS}) and {sides}: registers are the stage, each thread moving {r} x {} elements as two CuTe fragments ({r},{}):({},1) and ({r},{}):(1,{r}) over the same coordinates ({r} 16-byte loads, {r} 16-byte stores, no block barrier)",
                         16 / e, 16 / e, 16 / e, 16 / e
                     ));
+                    let group = t.group_threads();
+                    if group < t.config.threads {
+                        let long = if t.kind == TileKind::Narrow {
+                            t.tile.0
+                        } else {
+                            t.tile.1
+                        };
+                        v.push(format!(
+                            "a tile has {} column blocks: {group} threads move one, so a block of {} moves {} tiles at once and no warp idles",
+                            long * e / 16,
+                            t.config.threads,
+                            t.config.threads / group
+                        ));
+                    }
                     if let Some(sw) = t.exchange_swizzle() {
                         v.push(format!(
                             "the run side is the destination: each warp passes its 32 x {r} run vectors through {} bytes of its own shared memory (slots under Swizzle<{},{},{}>: {}), so that each 16-byte store instruction writes 512 contiguous bytes instead of 32 vectors {} bytes apart",
@@ -458,7 +477,7 @@ impl TensorPlan {
                     ));
                 }
                 for (side, access) in [("loads", t.load), ("stores", t.store)] {
-                    v.push(access_reason(side, access, t.kind, e));
+                    v.push(access_reason(side, access, t.kind, t.stage, e));
                 }
                 v.push(if t.tiles.2 <= crate::plan::DIVMOD_MAX_DIVIDEND {
                     format!(
@@ -538,9 +557,12 @@ const SQUARE_ROW: &str = "the 16 aligned vectors under each tile row (256 bytes 
 const SQUARE_WIDTH: &str = "they hold 240 bytes of the row at any misalignment, so the tile is one vector narrower than the stage";
 
 /// Why one side of a transpose-family tile moves what it moves.
-fn access_reason(side: &str, access: Access, kind: TileKind, e: usize) -> String {
+fn access_reason(side: &str, access: Access, kind: TileKind, stage: TileStage, e: usize) -> String {
     match access {
         Access::Vector => format!("{side}: 16-byte vectors (unit stride along the access, the offset and the other strides multiples of 16 bytes)"),
+        Access::Realigned if stage == TileStage::Registers => format!(
+            "{side}: realigned 16-byte vectors (the offset or a stride is not a multiple of 16 bytes): each lane loads the aligned vector under its column block of every row, takes the next one from its neighbour (shfl; lane 31 loads it), and funnel-shifts the pair by the row's misalignment; a tile whose aligned vectors reach outside the source span (the span's first or last) goes element by element"
+        ),
         Access::Realigned => format!(
             "{side}: realigned 16-byte vectors (the offset or a stride is not a multiple of 16 bytes): {}; only a row's first and last partial vectors go element by element",
             match (side, kind) {
