@@ -774,6 +774,77 @@ struct NarrowLoad {
 // (realign_per_lane). A tile whose aligned vectors are not all inside the source span (at most
 // the span's first and last tiles, tested once per tile) goes element by element, so nothing
 // outside the source span is read.
+// The (R, V) block's transpose for 1- and 2-byte elements as byte permutes. Both orders of the
+// block are 4R words: rows order (row r's 16 bytes are words 4r .. 4r + 3) and run order (element
+// (r, j) at j * R + r). Output word o gathers its 4 bytes from at most 4 input words: one prmt
+// takes the first two, each further word one more, every selector a compile-time constant
+// (`word_plan`). For R = 3 u8 that is 2 prmt a word, where the element-wise fragment copy took
+// about 200 shift, mask and multiply-add instructions a block (ncu, docs/transpose-tuning.md).
+struct WordPlan {
+  int n;                 // prmt instructions
+  int src[4];            // input words: src[0], src[1] for the first, src[k + 1] for the k-th after
+  unsigned sel[3];       // their selectors
+};
+
+// Input byte of output byte p.
+template <int Width, int R, bool ToRun>
+CUTE_HOST_DEVICE constexpr int block_source_byte(int p) {
+  if (ToRun) {
+    int const f = p / Width, e = p % Width;
+    return (f % R) * 16 + (f / R) * Width + e;
+  }
+  int const r = p / 16, j = (p % 16) / Width, e = p % Width;
+  return (j * R + r) * Width + e;
+}
+
+template <int Width, int R, bool ToRun>
+CUTE_HOST_DEVICE constexpr WordPlan word_plan(int o) {
+  WordPlan w{};
+  int word[4] = {}, byte[4] = {}, d[4] = {}, nd = 0;
+  for (int b = 0; b < 4; ++b) {
+    int const q = block_source_byte<Width, R, ToRun>(4 * o + b);
+    word[b] = q / 4;
+    byte[b] = q % 4;
+    bool seen = false;
+    for (int k = 0; k < nd; ++k) seen = seen || d[k] == word[b];
+    if (!seen) d[nd++] = word[b];
+  }
+  w.n = nd > 1 ? nd - 1 : 1;
+  for (int k = 0; k < 4; ++k) w.src[k] = k < nd ? d[k] : d[0];
+  for (int s = 0; s < w.n; ++s) {
+    // step 0 places the bytes of d[0] and d[1]; step s >= 1 keeps what is placed and adds d[s + 1]
+    unsigned sel = 0;
+    for (int b = 0; b < 4; ++b) {
+      unsigned nib = static_cast<unsigned>(b);  // keep (steps >= 1)
+      if (s == 0) nib = word[b] == d[0] ? byte[b] : (nd > 1 && word[b] == d[1]) ? 4 + byte[b] : 0;
+      else if (word[b] == d[s + 1]) nib = 4 + byte[b];
+      sel |= nib << (4 * b);
+    }
+    w.sel[s] = sel;
+  }
+  return w;
+}
+
+template <int Width, int R, bool ToRun, int O, class In, class Out>
+CUTE_DEVICE void block_word(In const& in, Out& out) {
+  constexpr WordPlan w = word_plan<Width, R, ToRun>(O);
+  std::uint32_t acc = __byte_perm(in(w.src[0]), in(w.src[1]), w.sel[0]);
+  if constexpr (w.n > 1) acc = __byte_perm(acc, in(w.src[2]), w.sel[1]);
+  if constexpr (w.n > 2) acc = __byte_perm(acc, in(w.src[3]), w.sel[2]);
+  out(O) = acc;
+}
+
+template <int Width, int R, bool ToRun, class In, class Out, int... O>
+CUTE_DEVICE void block_words(In const& in, Out& out, std::integer_sequence<int, O...>) {
+  (block_word<Width, R, ToRun, O>(in, out), ...);
+}
+
+// in, out: (4R) word tensors in registers.
+template <int Width, int R, bool ToRun, class In, class Out>
+CUTE_DEVICE void byte_transpose(In const& in, Out& out) {
+  block_words<Width, R, ToRun>(in, out, std::make_integer_sequence<int, 4 * R>{});
+}
+
 CUTE_HOST_DEVICE constexpr int narrow_blocks_in_flight(int r, bool realign) { return r <= 4 && !realign ? 2 : 1; }
 CUTE_HOST_DEVICE int narrow_group_threads(std::int64_t long_extent, int width, int r, bool realign) {
   std::int64_t const nv = long_extent / (16 / width), u = narrow_blocks_in_flight(r, realign);
@@ -878,7 +949,12 @@ struct NarrowRegs {
         if (first >= nv) break;  // uniform across the warp
         if (i < nv) {
           Tensor run = make_tensor<E>(Layout<Int<R * V>>{});
-          copy(make_tensor(&rows(0, u), RowFrag{}), make_tensor(run.data(), RunFrag{}));  // the transpose
+          if constexpr (Width <= 2) {  // the transpose
+            Tensor out = recast<std::uint32_t>(run);
+            byte_transpose<Width, R, true>(recast<std::uint32_t>(make_tensor(&rows(0, u), Layout<Int<R * V>>{})), out);
+          } else {
+            copy(make_tensor(&rows(0, u), RowFrag{}), make_tensor(run.data(), RunFrag{}));
+          }
           Tensor qv = recast<uint128_t>(run);  // (R) vectors of the run
           CUTE_UNROLL
           for (int q = 0; q < R; ++q) stage[slot(lane * R + q)] = qv(q);
@@ -922,7 +998,12 @@ struct NarrowRegs {
         int const j = (i0 + u * threads) * V;
         if (i0 + u * threads >= nv) continue;
         Tensor rows = make_tensor<E>(Layout<Int<R * V>>{});
-        copy(make_tensor(&runs(0, u), RunFrag{}), make_tensor(rows.data(), RowFrag{}));  // the transpose
+        if constexpr (Width <= 2) {  // the transpose
+          Tensor out = recast<std::uint32_t>(rows);
+          byte_transpose<Width, R, false>(recast<std::uint32_t>(make_tensor(&runs(0, u), Layout<Int<R * V>>{})), out);
+        } else {
+          copy(make_tensor(&runs(0, u), RunFrag{}), make_tensor(rows.data(), RowFrag{}));
+        }
         Tensor rv = recast<uint128_t>(make_tensor(rows.data(), RowFrag{}));  // (R, 1)
         std::uint8_t* p = d + j * Width;
         CUTE_UNROLL

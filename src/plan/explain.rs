@@ -432,8 +432,9 @@ impl TensorPlan {
                         "both sides allow 16-byte accesses"
                     };
                     v.push(format!(
-                        "the short mode has {r} elements (2..={NARROW_REGISTER_ROWS}) and {sides}: registers are the stage, each thread moving {r} x {} elements as two CuTe fragments ({r},{}):({},1) and ({r},{}):(1,{r}) over the same coordinates ({r} 16-byte loads, {r} 16-byte stores, no block barrier)",
-                        16 / e, 16 / e, 16 / e, 16 / e
+                        "the short mode has {r} elements (2..={NARROW_REGISTER_ROWS}) and {sides}: registers are the stage, each thread moving {r} x {} elements as two CuTe fragments ({r},{}):({},1) and ({r},{}):(1,{r}) over the same coordinates{} ({r} 16-byte loads, {r} 16-byte stores, no block barrier)",
+                        16 / e, 16 / e, 16 / e, 16 / e,
+                        if e <= 2 { ", moved between them by byte permutes (prmt) with compile-time selectors" } else { "" }
                     ));
                     let group = t.group_threads();
                     if group < t.config.threads {
