@@ -169,10 +169,11 @@ fn vector_legal(l: &Layout, unit: usize, skip: usize, offset_bytes: usize, w: us
 }
 
 /// Column blocks a thread of a narrow tile in registers keeps in flight
-/// (`narrow_blocks_in_flight` in cpp/kernels/transpose.cu): two for 2..=4 rows, one for more rows
-/// or realigned loads (whose lane 31 holds a second vector of every row).
-fn narrow_blocks_in_flight(rows: usize, realigned: bool) -> usize {
-    if rows <= 4 && !realigned {
+/// (`narrow_blocks_in_flight` in cpp/kernels/transpose.cu): two for 2..=4 rows, one for more rows;
+/// realigned rows of 1- and 2-byte elements one (two measured slower on the H100:
+/// docs/transpose-tuning.md, 2026-12-06).
+fn narrow_blocks_in_flight(rows: usize, realigned: bool, w: usize) -> usize {
+    if rows <= 4 && (!realigned || w >= 4) {
         2
     } else {
         1
@@ -320,7 +321,7 @@ pub(crate) fn transpose_tile(
     let most = match (kind, stage) {
         (TileKind::Rows, _) => ROWS_MAX_ROW_BYTES / w,
         (_, TileStage::Registers) => {
-            config.threads * v * narrow_blocks_in_flight(short, load == Access::Realigned)
+            config.threads * v * narrow_blocks_in_flight(short, load == Access::Realigned, w)
         }
         (TileKind::Narrow, _) => (config.smem_bytes / short.max(1) - pad) / w / v * v,
         _ => (config.smem_bytes - pad) / w / short.max(1) / v * v,
@@ -491,7 +492,7 @@ impl TransposeTile {
         } else {
             self.tile.1
         };
-        let u = narrow_blocks_in_flight(r, self.load == Access::Realigned);
+        let u = narrow_blocks_in_flight(r, self.load == Access::Realigned, 16 / v);
         let need = (long / v).div_ceil(u);
         need.next_power_of_two().clamp(32, threads)
     }

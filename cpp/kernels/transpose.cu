@@ -845,9 +845,14 @@ CUTE_DEVICE void byte_transpose(In const& in, Out& out) {
   block_words<Width, R, ToRun>(in, out, std::make_integer_sequence<int, 4 * R>{});
 }
 
-CUTE_HOST_DEVICE constexpr int narrow_blocks_in_flight(int r, bool realign) { return r <= 4 && !realign ? 2 : 1; }
+// Column blocks per thread in flight: two for 2 .. 4 rows, one for more; realigned 1- and 2-byte rows
+// one (two measured slower: u8 crop 0.68 -> 0.65x D2D, f16 0.81 -> 0.80; f32 0.89 -> 0.92, H100,
+// docs/transpose-tuning.md), since lane 31 holds a second vector of every row.
+CUTE_HOST_DEVICE constexpr int narrow_blocks_in_flight(int r, bool realign, int width) {
+  return r <= 4 && (!realign || width >= 4) ? 2 : 1;
+}
 CUTE_HOST_DEVICE int narrow_group_threads(std::int64_t long_extent, int width, int r, bool realign) {
-  std::int64_t const nv = long_extent / (16 / width), u = narrow_blocks_in_flight(r, realign);
+  std::int64_t const nv = long_extent / (16 / width), u = narrow_blocks_in_flight(r, realign, width);
   std::int64_t const need = (nv + u - 1) / u;
   int group = 32;
   while (group < kThreads && group < need) group *= 2;
@@ -858,9 +863,8 @@ template <int Width, int R, bool Realign = false>
 struct NarrowRegs {
   using E = uint_byte_t<Width>;
   static constexpr int V = 16 / Width;
-  // column blocks per thread in flight (<= 2 x 4 x 16 bytes; realigned, one: lane 31 holds a
-  // second vector per row)
-  static constexpr int U = narrow_blocks_in_flight(R, Realign);
+  // column blocks per thread in flight (<= 2 x 4 x 16 bytes)
+  static constexpr int U = narrow_blocks_in_flight(R, Realign, Width);
   using RowFrag = Layout<Shape<Int<R>, Int<V>>, Stride<Int<V>, _1>>;
   using RunFrag = Layout<Shape<Int<R>, Int<V>>, Stride<_1, Int<R>>>;
   static constexpr int kExchangeBits = R % 2 ? 0 : R % 4 ? 1 : R % 8 ? 2 : 3;  // min(3, tz(R))
@@ -1116,9 +1120,10 @@ CUTE_DEVICE void narrow_regs_tiles(Args const& g, uint128_t* stage) {
 
 // R <= 4 keeps two column blocks per thread in flight within 64 registers (4 resident blocks per
 // SM at least); R = 5 .. 8 one block in up to 128 registers: a kernel each, so that neither's
-// budget is the other's. Realigned loads (kind 4 only) are an instantiation of their own.
+// budget is the other's. Realigned loads (kind 4 only) are an instantiation of their own; of 4-
+// and 8-byte rows, two blocks in flight in up to 128 registers (each lane 31 holds a second vector).
 template <int Width, bool Wide, bool Realign>
-__global__ void __launch_bounds__(kThreads, Wide ? 2 : 3) narrow_regs_kernel(__grid_constant__ Args const g) {
+__global__ void __launch_bounds__(kThreads, Wide || (Realign && Width >= 4) ? 2 : 3) narrow_regs_kernel(__grid_constant__ Args const g) {
   // Kind 4's per-warp exchange: 32 x R 16-byte slots per warp, sized at launch (none for kind 5).
   extern __shared__ uint128_t stage[];
   int const r = static_cast<int>(g.kind == kNarrowRegs ? g.tb : g.ta);
