@@ -201,9 +201,11 @@ void launch_tensor(TensorDesc const& t) {
     require(t.tiles == tiles * t.tiles_a * t.tiles_b, "tile count does not match the shape");
   }
   if (in_registers || rows_regs) {  // registers as the stage: 16-byte accesses on both sides
-    // (a narrow tile's rows may also be loaded realigned: its run is the aligned side)
+    // (a narrow tile's rows may also be realigned: its run is the aligned side)
     bool const load_ok = t.load == Access::Vector || (kind == TensorKind::NarrowRegisters && t.load == Access::Realigned);
-    require(load_ok && t.store == Access::Vector, "tiles in registers need 16-byte loads and stores");
+    bool const store_ok =
+        t.store == Access::Vector || (kind == TensorKind::NarrowLoadRegisters && t.store == Access::Realigned);
+    require(load_ok && store_ok, "tiles in registers need 16-byte loads and stores");
   }
   if (in_registers) {  // narrow tiles with registers as the stage: 2 .. 8 short rows
     require((narrow ? tb : ta) >= 2 && (narrow ? tb : ta) <= 8, "narrow tiles in registers have 2 .. 8 rows");

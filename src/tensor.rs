@@ -699,12 +699,10 @@ mod tests {
                         if c * w >= NARROW_MAX_BYTES {
                             continue;
                         }
-                        // registers need 16-byte stores (every run of the batch on a vector)
-                        // and loads, realigned ones too when the rows are the source
+                        // registers need the run on the 16-byte grid (every run of the batch
+                        // on a vector); the rows may be realigned
                         let run_aligned = (hw * c) % v == 0;
-                        let regs = c <= NARROW_REGISTER_ROWS
-                            && run_aligned
-                            && (t.kind == TileKind::Narrow || hw % v == 0);
+                        let regs = c <= NARROW_REGISTER_ROWS && run_aligned;
                         assert_eq!(t.stage == TileStage::Registers, regs, "{p}");
                         if !regs {
                             continue;
@@ -727,7 +725,13 @@ mod tests {
                                 }
                             }
                         }
-                        assert!(ld.iter().all(|&x| x == 1), "loads of {p}");
+                        // realigned stores: a warp's last block is loaded again by the next
+                        // warp's first lane (at most twice, never missed)
+                        if t.kind == TileKind::NarrowLoad && t.store == Access::Realigned {
+                            assert!(ld.iter().all(|&x| x == 1 || x == 2), "loads of {p}");
+                        } else {
+                            assert!(ld.iter().all(|&x| x == 1), "loads of {p}");
+                        }
                         assert!(st.iter().all(|&x| x == 1), "stores of {p}");
                         assert!(p.to_string().contains("registers are the stage"), "{p}");
                         // the exchange's bank conflicts, as the model counts them: none under

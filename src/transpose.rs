@@ -300,12 +300,14 @@ pub(crate) fn transpose_tile(
         TileKind::NarrowLoad => ea,
         _ => 0,
     };
-    // Registers take 16-byte accesses on both sides; a narrow tile's rows may also be loaded
-    // realigned (its run, the destination, is the aligned side): each lane funnel-shifts its
-    // aligned vector and its neighbour's.
+    // Registers take 16-byte accesses on both sides; a narrow tile's rows may also be realigned
+    // (its run is the aligned side): each lane funnel-shifts its vector and its neighbour's,
+    // loading (kind Narrow) or storing (kind NarrowLoad).
     let loads_vectors =
         load == Access::Vector || (kind == TileKind::Narrow && load == Access::Realigned);
-    let both_vectors = loads_vectors && store == Access::Vector;
+    let stores_vectors =
+        store == Access::Vector || (kind == TileKind::NarrowLoad && store == Access::Realigned);
+    let both_vectors = loads_vectors && stores_vectors;
     let stage = if (kind == TileKind::Rows || (2..=NARROW_REGISTER_ROWS).contains(&short))
         && both_vectors
     {
@@ -321,7 +323,8 @@ pub(crate) fn transpose_tile(
     let most = match (kind, stage) {
         (TileKind::Rows, _) => ROWS_MAX_ROW_BYTES / w,
         (_, TileStage::Registers) => {
-            config.threads * v * narrow_blocks_in_flight(short, load == Access::Realigned, w)
+            let realigned = load == Access::Realigned || store == Access::Realigned;
+            config.threads * v * narrow_blocks_in_flight(short, realigned, w)
         }
         (TileKind::Narrow, _) => (config.smem_bytes / short.max(1) - pad) / w / v * v,
         _ => (config.smem_bytes - pad) / w / short.max(1) / v * v,
@@ -492,9 +495,30 @@ impl TransposeTile {
         } else {
             self.tile.1
         };
-        let u = narrow_blocks_in_flight(r, self.load == Access::Realigned, 16 / v);
-        let need = (long / v).div_ceil(u);
-        need.next_power_of_two().clamp(32, threads)
+        let u = narrow_blocks_in_flight(r, self.rows_realigned(), 16 / v);
+        let warps = (long / v).div_ceil(u * self.blocks_per_warp());
+        (32 * warps).next_power_of_two().clamp(32, threads)
+    }
+
+    /// Whether the rows' side of a narrow tile in registers is realigned (kind Narrow's loads or
+    /// kind NarrowLoad's stores).
+    fn rows_realigned(&self) -> bool {
+        match self.kind {
+            TileKind::Narrow => self.load == Access::Realigned,
+            TileKind::NarrowLoad => self.store == Access::Realigned,
+            _ => false,
+        }
+    }
+
+    /// New column blocks a warp of a narrow tile in registers takes per pass: 32, or 31 with
+    /// realigned stores (kind NarrowLoad), whose warps overlap by one block so that each lane but
+    /// the last stores the aligned vector between its block and its neighbour's.
+    fn blocks_per_warp(&self) -> usize {
+        if self.kind == TileKind::NarrowLoad && self.store == Access::Realigned {
+            31
+        } else {
+            32
+        }
     }
 
     /// CuTe `Swizzle<B, M, S>` of the slot index in the per-warp exchange of a narrow tile in
@@ -560,6 +584,9 @@ impl TransposeTile {
     /// by the first [`group_threads`](Self::group_threads) threads (the block's others move other
     /// tiles the same way, so theirs is empty here); its realigned loads are listed as the column
     /// blocks they produce, each funnel-shifted from the aligned vectors i and i + 1 under its row.
+    /// With realigned stores (kind NarrowLoad) a warp's last lane loads the block its next warp's
+    /// first lane also loads, and stores nothing: each lane's stores are listed as its block, whose
+    /// bytes it writes as the tail of one aligned vector and its neighbour's as the head of the next.
     pub fn thread_work(&self, dtype: DType, t: usize) -> Result<ThreadWork> {
         let w = dtype.size_bytes();
         let v = 16 / w;
@@ -600,8 +627,12 @@ impl TransposeTile {
             let lane = t % 32;
             // a group of `group` threads per tile: the block's other threads move other tiles
             let group = self.group_threads();
+            // block of lane `lane` of warp `t / 32` in pass k: warps take `per_warp` new blocks
+            // each (31 when they overlap by one, see blocks_per_warp)
+            let per_warp = self.blocks_per_warp();
+            let per_pass = group / 32 * per_warp;
             let blocks: Vec<usize> = (0..)
-                .map(|k| t + k * group)
+                .map(|k| k * per_pass + t / 32 * per_warp + lane)
                 .take_while(|&i| t < group && i - lane < nv)
                 .collect();
             let rows_side = |i: usize| (0..r).map(move |q| (q, i * v)); // (short, long) of each vector
@@ -624,7 +655,10 @@ impl TransposeTile {
                     );
                 } else if i < nv {
                     loads.extend(run_side(i).map(|f| (f / r, f % r)));
-                    stores.extend(rows_side(i).map(|(q, b)| (b, q, v, 1)));
+                    // overlapping warps: lane 31's block is the next warp's lane 0's, stored there
+                    if per_warp == 32 || lane < 31 {
+                        stores.extend(rows_side(i).map(|(q, b)| (b, q, v, 1)));
+                    }
                 }
             }
             return Ok(ThreadWork { loads, stores });

@@ -137,13 +137,13 @@ fn image_crops_permute_between_nchw_and_nhwc_exactly() {
 }
 
 #[test]
-fn planar_rows_at_any_offset_and_pitch_interleave_in_registers_exactly() {
+fn planar_rows_at_any_offset_and_pitch_interleave_in_registers_both_ways_exactly() {
     let Some(stream) = gpu() else { return };
     let mut r = rng(107);
     for w in WIDTHS {
         let v = 16 / w;
         for c in 2..=cute_copy::NARROW_REGISTER_ROWS {
-            // crops of [n, c, hh, ww] planes -> packed [n, h, cols, c]: rows shorter than two
+            // crops of [n, c, hh, ww] planes -> packed [n, h, cols, c] and back: rows shorter than two
             // vectors (one 32-thread group, eight tiles a block), a 1920-byte-like row, rows
             // longer than one pass of the block, and a random one; the crop's column offset and
             // the plane's pitch at any element, the whole view at an offset of 0..v elements
@@ -173,6 +173,27 @@ fn planar_rows_at_any_offset_and_pitch_interleave_in_registers_exactly() {
                     assert_eq!(
                         (t.kind, t.stage, t.store),
                         (TileKind::Narrow, TileStage::Registers, Access::Vector),
+                        "{plan}"
+                    );
+                }
+                // the mirror image: packed [n, h, cols, c] runs into the crop of the planes
+                // (stores realigned or whole, the rest of the planes' allocation untouched)
+                let planes = Layout::row_major(&[n, c, hh, ww]).unwrap();
+                let into = Side {
+                    alloc: planes.cosize().unwrap() + v,
+                    offset: planes.offset_of(&[0, 0, y, x]).unwrap() + r.random_range(0..v),
+                    layout: Layout::new(&[n, c, h, cols], planes.stride()).unwrap(),
+                };
+                let runs = Layout::row_major(&[n, h, cols, c]).unwrap();
+                let from = Side::packed(runs.permute(&[0, 3, 1, 2]).unwrap());
+                let plan = by_width(&stream, w, from, into, &mut r);
+                let TensorRoute::Transpose(t) = &plan.route else {
+                    panic!("{plan}")
+                };
+                if (cols * c) % v == 0 && c * w < cute_copy::NARROW_MAX_BYTES {
+                    assert_eq!(
+                        (t.kind, t.stage, t.load),
+                        (TileKind::NarrowLoad, TileStage::Registers, Access::Vector),
                         "{plan}"
                     );
                 }

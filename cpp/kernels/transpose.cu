@@ -851,9 +851,12 @@ CUTE_DEVICE void byte_transpose(In const& in, Out& out) {
 CUTE_HOST_DEVICE constexpr int narrow_blocks_in_flight(int r, bool realign, int width) {
   return r <= 4 && (!realign || width >= 4) ? 2 : 1;
 }
-CUTE_HOST_DEVICE int narrow_group_threads(std::int64_t long_extent, int width, int r, bool realign) {
+// Kind 5 with realigned stores: a warp takes 32 column blocks of which the last is the next warp's
+// first (31 new blocks a warp; NarrowRegs::load_run_realigned).
+CUTE_HOST_DEVICE int narrow_group_threads(std::int64_t long_extent, int width, int r, bool realign, bool overlap) {
   std::int64_t const nv = long_extent / (16 / width), u = narrow_blocks_in_flight(r, realign, width);
-  std::int64_t const need = (nv + u - 1) / u;
+  std::int64_t const per_warp = overlap ? 31 : 32;
+  std::int64_t const need = (nv + u * per_warp - 1) / (u * per_warp) * 32;
   int group = 32;
   while (group < kThreads && group < need) group *= 2;
   return group;
@@ -1021,6 +1024,84 @@ struct NarrowRegs {
   }
 };
 
+template <int Width, int R, bool Realign>
+struct NarrowRegsStore {
+  using E = uint_byte_t<Width>;
+  static constexpr int V = 16 / Width;
+  static constexpr int U = narrow_blocks_in_flight(R, true, Width);
+  using RowFrag = Layout<Shape<Int<R>, Int<V>>, Stride<Int<V>, _1>>;
+  using RunFrag = Layout<Shape<Int<R>, Int<V>>, Stride<_1, Int<R>>>;
+
+  // Kind 5 with realigned stores: destination rows r at stride da and any byte offset (phase m_r on
+  // the 16-byte grid), the source run on the grid. The lanes of a warp take 32 consecutive column
+  // blocks, the last of which is also the next warp's first (31 new blocks a warp, the one
+  // overlapping block loaded twice). After the transpose, lane l < 31 stores the aligned vector
+  // that starts in its block's bytes of row r and ends in its neighbour's: the two funnel-shifted
+  // (shfl.down, realign). So every aligned vector of a row is stored whole by exactly one lane but
+  // the row's first and last, which are cut by the row's ends and go element by element.
+  static CUTE_DEVICE void load_run(std::uint8_t const* s, std::uint8_t* d, std::int64_t da, int eb, int tid,
+                                   int threads) {
+    int const nv = eb / V;
+    int const lane = threadIdx.x % 32, per_pass = threads / 32 * 31;
+    std::int64_t const row_bytes = da * Width;
+    int m[R];
+    CUTE_UNROLL
+    for (int r = 0; r < R; ++r) m[r] = grid_offset(d + r * row_bytes);
+    for (int i0 = tid / 32 * 31 + lane; i0 - lane < nv; i0 += per_pass * U) {
+      Tensor runs = make_tensor<E>(Shape<Int<R * V>, Int<U>>{});  // U blocks of R x V, RunFrag order
+      CUTE_UNROLL
+      for (int u = 0; u < U; ++u) {
+        int const i = i0 + u * per_pass;
+        Tensor qv = recast<uint128_t>(make_tensor(&runs(0, u), Layout<Int<R * V>>{}));  // (R)
+        auto const* p = reinterpret_cast<uint128_t const*>(s + std::int64_t(i) * V * R * Width);
+        CUTE_UNROLL
+        for (int q = 0; q < R; ++q) qv(q) = i < nv ? p[q] : uint128_t{};
+      }
+      CUTE_UNROLL
+      for (int u = 0; u < U; ++u) {
+        int const i = i0 + u * per_pass;
+        if (i - lane >= nv) break;  // uniform across the warp
+        Tensor rows = make_tensor<E>(Layout<Int<R * V>>{});
+        if constexpr (Width <= 2) {  // the transpose
+          Tensor out = recast<std::uint32_t>(rows);
+          byte_transpose<Width, R, false>(recast<std::uint32_t>(make_tensor(&runs(0, u), Layout<Int<R * V>>{})), out);
+        } else {
+          copy(make_tensor(&runs(0, u), RunFrag{}), make_tensor(rows.data(), RowFrag{}));
+        }
+        Tensor rv = recast<uint4>(make_tensor(rows.data(), RowFrag{}));  // (R, 1)
+        bool const mine = i < nv && lane < 31;
+        CUTE_UNROLL
+        for (int r = 0; r < R; ++r) {
+          uint4 const v = rv(r, 0);
+          uint4 const next = shfl_down32(v);
+          std::uint8_t* const row = d + r * row_bytes;
+          int const mr = m[r];
+          if (!mine) continue;
+          if (mr == 0) {
+            *reinterpret_cast<uint4*>(row + std::int64_t(i) * 16) = v;
+            continue;
+          }
+          if (i == 0)  // the row's first aligned vector, cut by its start: this block's head
+            CUTE_UNROLL
+            for (int k = 0; k < V; ++k)
+              if (k * Width < 16 - mr) st_elem<E>(row + k * Width, get_elem<E>(v, k));
+          if (i + 1 < nv) {
+            *reinterpret_cast<uint4*>(row - mr + std::int64_t(i + 1) * 16) = realign(v, next, 16 - mr);
+          } else {  // the last whole block's tail: past it the row ends before the next boundary
+            CUTE_UNROLL
+            for (int k = 0; k < V; ++k)
+              if (k * Width >= 16 - mr) st_elem<E>(row + std::int64_t(i) * 16 + k * Width, get_elem<E>(v, k));
+          }
+        }
+      }
+    }
+    for (int f = nv * V * R + tid; f < eb * R; f += threads) {
+      int const j = f / R, r = f % R;
+      st_elem<E>(d + r * row_bytes + std::int64_t(j) * Width, ld_elem<E>(s + std::int64_t(f) * Width));
+    }
+  }
+};
+
 // Tile t of the grid: its origin along a and b, and the addresses of its (0, 0) element.
 struct TileAt {
   std::int64_t a0, b0;
@@ -1099,20 +1180,28 @@ __global__ void __launch_bounds__(kThreads, CUTE_COPY_NARROW_MIN_BLOCKS) narrow_
 
 // Kinds 4 and 5: narrow tiles with registers as the stage (NarrowRegs), R = the short extent; a
 // group of `threads` threads per tile, 256 / threads tiles per block at once.
-template <int Width, int R, bool Realign>
+// Which side of a narrow tile in registers is realigned: none, kind 4's loads, kind 5's stores (an
+// instantiation each, so that neither's registers are the other's).
+enum NarrowRealign : int { kRealignNone = 0, kRealignLoads = 1, kRealignStores = 2 };
+
+template <int Width, int R, int Realign>
 CUTE_DEVICE void narrow_regs_tiles(Args const& g, uint128_t* stage) {
   uint128_t* const warp_stage = stage + (threadIdx.x / 32) * 32 * R;
   bool const narrow = g.kind == kNarrowRegs;
-  int const threads = narrow_group_threads(narrow ? g.ta : g.tb, Width, R, Realign);
+  int const threads = narrow_group_threads(narrow ? g.ta : g.tb, Width, R, Realign != kRealignNone,
+                                           Realign == kRealignStores);
   int const groups = kThreads / threads, tid = threadIdx.x % threads;
   for (std::int64_t t = std::int64_t(blockIdx.x) * groups + threadIdx.x / threads; t < g.tiles;
        t += std::int64_t(gridDim.x) * groups) {
     TileAt const at = tile_at<Width>(g, t);
-    if (narrow)
-      NarrowRegs<Width, R, Realign>::store_run(
+    if constexpr (Realign == kRealignStores)
+      NarrowRegsStore<Width, R, true>::load_run(at.s, at.d, g.da,
+                                                static_cast<int>(cute::min(g.tb, g.shape[g.b] - at.b0)), tid, threads);
+    else if (narrow)
+      NarrowRegs<Width, R, Realign == kRealignLoads>::store_run(
           at.s, g.sb, at.d, static_cast<int>(cute::min(g.ta, g.shape[g.a] - at.a0)), warp_stage, tid, threads,
           g.src, g.src_end);
-    else if constexpr (!Realign)
+    else if constexpr (Realign == kRealignNone)
       NarrowRegs<Width, R>::load_run(at.s, at.d, g.da, static_cast<int>(cute::min(g.tb, g.shape[g.b] - at.b0)),
                                      tid, threads);
   }
@@ -1120,10 +1209,10 @@ CUTE_DEVICE void narrow_regs_tiles(Args const& g, uint128_t* stage) {
 
 // R <= 4 keeps two column blocks per thread in flight within 64 registers (4 resident blocks per
 // SM at least); R = 5 .. 8 one block in up to 128 registers: a kernel each, so that neither's
-// budget is the other's. Realigned loads (kind 4 only) are an instantiation of their own; of 4-
-// and 8-byte rows, two blocks in flight in up to 128 registers (each lane 31 holds a second vector).
-template <int Width, bool Wide, bool Realign>
-__global__ void __launch_bounds__(kThreads, Wide || (Realign && Width >= 4) ? 2 : 3) narrow_regs_kernel(__grid_constant__ Args const g) {
+// budget is the other's. Realigned rows (kind 4's loads, kind 5's stores) are an instantiation of
+// their own; of 4- and 8-byte rows, two blocks in flight in up to 128 registers.
+template <int Width, bool Wide, int Realign>
+__global__ void __launch_bounds__(kThreads, Wide || (Realign != kRealignNone && Width >= 4) ? 2 : 3) narrow_regs_kernel(__grid_constant__ Args const g) {
   // Kind 4's per-warp exchange: 32 x R 16-byte slots per warp, sized at launch (none for kind 5).
   extern __shared__ uint128_t stage[];
   int const r = static_cast<int>(g.kind == kNarrowRegs ? g.tb : g.ta);
@@ -1281,18 +1370,25 @@ struct TransposeLaunch {
       bool const narrow = g.kind == kNarrowRegs;
       std::int64_t const r = narrow ? g.tb : g.ta;
       std::size_t const smem = narrow ? std::size_t(kThreads) * r * 16 : 0;  // <= 32 KiB
-      bool const realign = narrow && g.load == kRealigned;
-      int const groups = kThreads / narrow_group_threads(narrow ? g.ta : g.tb, Width, static_cast<int>(r), realign);
+      // realigned loads (kind 4) or stores (kind 5): the rows' side
+      int const realign = narrow ? (g.load == kRealigned ? kRealignLoads : kRealignNone)
+                                 : (g.store == kRealigned ? kRealignStores : kRealignNone);
+      int const groups = kThreads / narrow_group_threads(narrow ? g.ta : g.tb, Width, static_cast<int>(r),
+                                                         realign != kRealignNone, realign == kRealignStores);
       unsigned const grid =
           static_cast<unsigned>(cute::min<std::int64_t>((g.tiles + groups - 1) / groups, 0x7fffffff));
-      if (r > 4 && realign)
-        narrow_regs_kernel<Width, true, true><<<grid, kThreads, smem, stream>>>(g);
+      if (r > 4 && realign == kRealignLoads)
+        narrow_regs_kernel<Width, true, kRealignLoads><<<grid, kThreads, smem, stream>>>(g);
+      else if (r > 4 && realign == kRealignStores)
+        narrow_regs_kernel<Width, true, kRealignStores><<<grid, kThreads, smem, stream>>>(g);
       else if (r > 4)
-        narrow_regs_kernel<Width, true, false><<<grid, kThreads, smem, stream>>>(g);
-      else if (realign)
-        narrow_regs_kernel<Width, false, true><<<grid, kThreads, smem, stream>>>(g);
+        narrow_regs_kernel<Width, true, kRealignNone><<<grid, kThreads, smem, stream>>>(g);
+      else if (realign == kRealignLoads)
+        narrow_regs_kernel<Width, false, kRealignLoads><<<grid, kThreads, smem, stream>>>(g);
+      else if (realign == kRealignStores)
+        narrow_regs_kernel<Width, false, kRealignStores><<<grid, kThreads, smem, stream>>>(g);
       else
-        narrow_regs_kernel<Width, false, false><<<grid, kThreads, smem, stream>>>(g);
+        narrow_regs_kernel<Width, false, kRealignNone><<<grid, kThreads, smem, stream>>>(g);
       check_launch("narrow_regs_kernel");
     } else if (g.kind == kNarrow || g.kind == kNarrowLoad) {
       narrow_kernel<Width><<<blocks, kThreads, 0, stream>>>(g);

@@ -428,6 +428,8 @@ impl TensorPlan {
                     let r = t.narrow_rows().unwrap_or(0);
                     let sides = if t.load == Access::Realigned {
                         "the run allows 16-byte stores and the rows realigned 16-byte loads"
+                    } else if t.store == Access::Realigned {
+                        "the run allows 16-byte loads and the rows realigned 16-byte stores"
                     } else {
                         "both sides allow 16-byte accesses"
                     };
@@ -561,8 +563,11 @@ const SQUARE_WIDTH: &str = "they hold 240 bytes of the row at any misalignment, 
 fn access_reason(side: &str, access: Access, kind: TileKind, stage: TileStage, e: usize) -> String {
     match access {
         Access::Vector => format!("{side}: 16-byte vectors (unit stride along the access, the offset and the other strides multiples of 16 bytes)"),
-        Access::Realigned if stage == TileStage::Registers => format!(
+        Access::Realigned if stage == TileStage::Registers && side == "loads" => format!(
             "{side}: realigned 16-byte vectors (the offset or a stride is not a multiple of 16 bytes): each lane loads the aligned vector under its column block of every row, takes the next one from its neighbour (shfl; lane 31 loads it), and funnel-shifts the pair by the row's misalignment; a tile whose aligned vectors reach outside the source span (the span's first or last) goes element by element"
+        ),
+        Access::Realigned if stage == TileStage::Registers => format!(
+            "{side}: realigned 16-byte vectors (the offset or a stride is not a multiple of 16 bytes): a warp's 32 lanes take 32 column blocks, the last also the next warp's first; each lane but the last stores the aligned vector that starts in its block of a row and ends in its neighbour's (shfl, funnel-shifted by the row's misalignment), so each aligned vector is stored whole once; only a row's first and last partial vectors go element by element"
         ),
         Access::Realigned => format!(
             "{side}: realigned 16-byte vectors (the offset or a stride is not a multiple of 16 bytes): {}; only a row's first and last partial vectors go element by element",
