@@ -845,6 +845,35 @@ CUTE_DEVICE void byte_transpose(In const& in, Out& out) {
   block_words<Width, R, ToRun>(in, out, std::make_integer_sequence<int, 4 * R>{});
 }
 
+// The (R, V) block of a narrow tile in registers transposed between its two orders, rows (R,V):(V,1)
+// and run (R,V):(1,R), from `in` to `out` (R x V elements each, in registers): byte permutes for
+// 1- and 2-byte elements, CuTe's fragment copy (whole-register moves) for wider ones.
+template <int Width, int R, bool ToRun, class E>
+CUTE_DEVICE void block_transpose(E* in, E* out) {
+  constexpr int V = 16 / Width;
+  using RowFrag = Layout<Shape<Int<R>, Int<V>>, Stride<Int<V>, _1>>;
+  using RunFrag = Layout<Shape<Int<R>, Int<V>>, Stride<_1, Int<R>>>;
+  if constexpr (Width <= 2) {
+    Tensor o = recast<std::uint32_t>(make_tensor(out, Layout<Int<R * V>>{}));
+    byte_transpose<Width, R, ToRun>(recast<std::uint32_t>(make_tensor(in, Layout<Int<R * V>>{})), o);
+  } else if constexpr (ToRun) {
+    copy(make_tensor(in, RowFrag{}), make_tensor(out, RunFrag{}));
+  } else {
+    copy(make_tensor(in, RunFrag{}), make_tensor(out, RowFrag{}));
+  }
+}
+
+// Kind 5's run elements past the tile's last whole column block, element by element.
+template <int Width, int R>
+CUTE_DEVICE void narrow_load_tail(std::uint8_t const* s, std::uint8_t* d, std::int64_t row_bytes, int nv, int eb,
+                                  int tid, int threads) {
+  using E = uint_byte_t<Width>;
+  for (int f = nv * (16 / Width) * R + tid; f < eb * R; f += threads) {
+    int const j = f / R, r = f % R;
+    st_elem<E>(d + r * row_bytes + std::int64_t(j) * Width, ld_elem<E>(s + std::int64_t(f) * Width));
+  }
+}
+
 // Column blocks per thread in flight: two for 2 .. 4 rows, one for more; realigned 1- and 2-byte rows
 // one (two measured slower: u8 crop 0.68 -> 0.65x D2D, f16 0.81 -> 0.80; f32 0.89 -> 0.92, H100,
 // docs/transpose-tuning.md), since lane 31 holds a second vector of every row.
@@ -956,12 +985,7 @@ struct NarrowRegs {
         if (first >= nv) break;  // uniform across the warp
         if (i < nv) {
           Tensor run = make_tensor<E>(Layout<Int<R * V>>{});
-          if constexpr (Width <= 2) {  // the transpose
-            Tensor out = recast<std::uint32_t>(run);
-            byte_transpose<Width, R, true>(recast<std::uint32_t>(make_tensor(&rows(0, u), Layout<Int<R * V>>{})), out);
-          } else {
-            copy(make_tensor(&rows(0, u), RowFrag{}), make_tensor(run.data(), RunFrag{}));
-          }
+          block_transpose<Width, R, true>(&rows(0, u), run.data());
           Tensor qv = recast<uint128_t>(run);  // (R) vectors of the run
           CUTE_UNROLL
           for (int q = 0; q < R; ++q) stage[slot(lane * R + q)] = qv(q);
@@ -1005,22 +1029,14 @@ struct NarrowRegs {
         int const j = (i0 + u * threads) * V;
         if (i0 + u * threads >= nv) continue;
         Tensor rows = make_tensor<E>(Layout<Int<R * V>>{});
-        if constexpr (Width <= 2) {  // the transpose
-          Tensor out = recast<std::uint32_t>(rows);
-          byte_transpose<Width, R, false>(recast<std::uint32_t>(make_tensor(&runs(0, u), Layout<Int<R * V>>{})), out);
-        } else {
-          copy(make_tensor(&runs(0, u), RunFrag{}), make_tensor(rows.data(), RowFrag{}));
-        }
+        block_transpose<Width, R, false>(&runs(0, u), rows.data());
         Tensor rv = recast<uint128_t>(make_tensor(rows.data(), RowFrag{}));  // (R, 1)
         std::uint8_t* p = d + j * Width;
         CUTE_UNROLL
         for (int r = 0; r < R; ++r) *reinterpret_cast<uint128_t*>(p + r * row_bytes) = rv(r, 0);
       }
     }
-    for (int f = nv * V * R + tid; f < eb * R; f += threads) {
-      int const j = f / R, r = f % R;
-      st_elem<E>(d + r * row_bytes + std::int64_t(j) * Width, ld_elem<E>(s + std::int64_t(f) * Width));
-    }
+    narrow_load_tail<Width, R>(s, d, row_bytes, nv, eb, tid, threads);
   }
 };
 
@@ -1030,7 +1046,6 @@ struct NarrowRegsStore {
   static constexpr int V = 16 / Width;
   static constexpr int U = narrow_blocks_in_flight(R, true, Width);
   using RowFrag = Layout<Shape<Int<R>, Int<V>>, Stride<Int<V>, _1>>;
-  using RunFrag = Layout<Shape<Int<R>, Int<V>>, Stride<_1, Int<R>>>;
 
   // Kind 5 with realigned stores: destination rows r at stride da and any byte offset (phase m_r on
   // the 16-byte grid), the source run on the grid. The lanes of a warp take 32 consecutive column
@@ -1048,7 +1063,7 @@ struct NarrowRegsStore {
     CUTE_UNROLL
     for (int r = 0; r < R; ++r) m[r] = grid_offset(d + r * row_bytes);
     for (int i0 = tid / 32 * 31 + lane; i0 - lane < nv; i0 += per_pass * U) {
-      Tensor runs = make_tensor<E>(Shape<Int<R * V>, Int<U>>{});  // U blocks of R x V, RunFrag order
+      Tensor runs = make_tensor<E>(Shape<Int<R * V>, Int<U>>{});  // U blocks of R x V, run order
       CUTE_UNROLL
       for (int u = 0; u < U; ++u) {
         int const i = i0 + u * per_pass;
@@ -1062,12 +1077,7 @@ struct NarrowRegsStore {
         int const i = i0 + u * per_pass;
         if (i - lane >= nv) break;  // uniform across the warp
         Tensor rows = make_tensor<E>(Layout<Int<R * V>>{});
-        if constexpr (Width <= 2) {  // the transpose
-          Tensor out = recast<std::uint32_t>(rows);
-          byte_transpose<Width, R, false>(recast<std::uint32_t>(make_tensor(&runs(0, u), Layout<Int<R * V>>{})), out);
-        } else {
-          copy(make_tensor(&runs(0, u), RunFrag{}), make_tensor(rows.data(), RowFrag{}));
-        }
+        block_transpose<Width, R, false>(&runs(0, u), rows.data());
         Tensor rv = recast<uint4>(make_tensor(rows.data(), RowFrag{}));  // (R, 1)
         bool const mine = i < nv && lane < 31;
         CUTE_UNROLL
@@ -1095,10 +1105,7 @@ struct NarrowRegsStore {
         }
       }
     }
-    for (int f = nv * V * R + tid; f < eb * R; f += threads) {
-      int const j = f / R, r = f % R;
-      st_elem<E>(d + r * row_bytes + std::int64_t(j) * Width, ld_elem<E>(s + std::int64_t(f) * Width));
-    }
+    narrow_load_tail<Width, R>(s, d, row_bytes, nv, eb, tid, threads);
   }
 };
 
