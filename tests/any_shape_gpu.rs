@@ -8,7 +8,7 @@ mod common;
 
 use common::tensor::{by_width, check, random_side, route_name, Side};
 use common::{gpu, rng};
-use cute_copy::{Access, Layout, TensorRoute, TileKind, TileStage};
+use cute_copy::{Access, Layout, TensorPlan, TensorRoute, TileKind, TileStage};
 use half::{bf16, f16};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -163,19 +163,25 @@ fn planar_rows_at_any_offset_and_pitch_interleave_in_registers_both_ways_exactly
                     &[n, c, h, cols],
                     &[0, 2, 3, 1],
                 );
-                let s = s.at(s.offset + r.random_range(0..v));
-                let plan = by_width(&stream, w, s, d, &mut r);
-                let TensorRoute::Transpose(t) = &plan.route else {
-                    panic!("{plan}")
+                // every run on a vector: registers, the run's side whole vectors, the rows'
+                // side realigned or whole
+                let in_registers = (cols * c) % v == 0 && c * w < cute_copy::NARROW_MAX_BYTES;
+                let check_route = |plan: &TensorPlan, kind: TileKind| {
+                    let TensorRoute::Transpose(t) = &plan.route else {
+                        panic!("{plan}")
+                    };
+                    let run = if kind == TileKind::Narrow {
+                        t.store
+                    } else {
+                        t.load
+                    };
+                    if in_registers {
+                        let want = (kind, TileStage::Registers, Access::Vector);
+                        assert_eq!((t.kind, t.stage, run), want, "{plan}");
+                    }
                 };
-                // every run of the destination on a vector: registers, loads realigned or whole
-                if (cols * c) % v == 0 && c * w < cute_copy::NARROW_MAX_BYTES {
-                    assert_eq!(
-                        (t.kind, t.stage, t.store),
-                        (TileKind::Narrow, TileStage::Registers, Access::Vector),
-                        "{plan}"
-                    );
-                }
+                let s = s.at(s.offset + r.random_range(0..v));
+                check_route(&by_width(&stream, w, s, d, &mut r), TileKind::Narrow);
                 // the mirror image: packed [n, h, cols, c] runs into the crop of the planes
                 // (stores realigned or whole, the rest of the planes' allocation untouched)
                 let planes = Layout::row_major(&[n, c, hh, ww]).unwrap();
@@ -186,17 +192,10 @@ fn planar_rows_at_any_offset_and_pitch_interleave_in_registers_both_ways_exactly
                 };
                 let runs = Layout::row_major(&[n, h, cols, c]).unwrap();
                 let from = Side::packed(runs.permute(&[0, 3, 1, 2]).unwrap());
-                let plan = by_width(&stream, w, from, into, &mut r);
-                let TensorRoute::Transpose(t) = &plan.route else {
-                    panic!("{plan}")
-                };
-                if (cols * c) % v == 0 && c * w < cute_copy::NARROW_MAX_BYTES {
-                    assert_eq!(
-                        (t.kind, t.stage, t.load),
-                        (TileKind::NarrowLoad, TileStage::Registers, Access::Vector),
-                        "{plan}"
-                    );
-                }
+                check_route(
+                    &by_width(&stream, w, from, into, &mut r),
+                    TileKind::NarrowLoad,
+                );
             }
         }
     }
