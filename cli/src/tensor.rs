@@ -117,6 +117,7 @@ fn route_json(plan: &TensorPlan) -> serde_json::Value {
             "tiles": t.tiles.2, "load": format!("{:?}", t.load).to_lowercase(), "store": format!("{:?}", t.store).to_lowercase(),
             "swizzle": t.swizzle.map(|(b, m, s)| format!("Swizzle<{b},{m},{s}>")),
             "smem_bytes": t.config.smem_bytes, "threads": t.config.threads,
+            "threads_per_tile": t.group_threads(),
             "transposed_read_wavefronts": t.transposed_read_ways(plan.dtype),
             "exchange_ways": t.exchange_ways(),
         }),

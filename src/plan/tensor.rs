@@ -228,7 +228,9 @@ impl fmt::Display for TensorPlan {
                     let v = 16 / self.dtype.size_bytes();
                     writeln!(
                         f,
-                        "  per thread: ({r},{v}) column blocks, register fragments ({r},{v}):({v},1) <-> ({r},{v}):(1,{r}), 16-byte accesses"
+                        "  per thread: ({r},{v}) column blocks, register fragments ({r},{v}):({v},1) <-> ({r},{v}):(1,{r}), 16-byte accesses; {} threads a tile, {} tiles a block at once",
+                        t.group_threads(),
+                        t.config.threads / t.group_threads()
                     )?;
                 } else {
                     writeln!(
