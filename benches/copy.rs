@@ -535,14 +535,27 @@ fn bench_layout_at<T: Element>(
     offset: usize,
     src: Layout,
 ) {
+    let packed = Layout::row_major(src.shape()).expect("layout");
+    bench_layout_into::<T>(c, stream, name, (storage, offset, src), (packed, 0, packed));
+}
+
+/// [`bench_layout_at`] into a view of a destination allocation: each side is (the allocation's
+/// layout, the view's element offset in it, the view), e.g. packed frames into a crop of planes.
+fn bench_layout_into<T: Element>(
+    c: &mut Criterion,
+    stream: &Arc<CudaStream>,
+    name: &str,
+    (storage, offset, src): (Layout, usize, Layout),
+    dst: (Layout, usize, Layout),
+) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(storage.size() as u64);
     let host: Vec<T> = random_elements(storage.cosize().expect("cosize"), rng.random());
     let x = DeviceTensor::from_host(stream, storage, &host).expect("upload");
     drop(host);
-    let mut y = DeviceTensor::<T>::zeros(stream, Layout::row_major(src.shape()).expect("layout"))
-        .expect("alloc");
+    let mut y = DeviceTensor::<T>::zeros(stream, dst.0).expect("alloc");
     let xv = x.view_at(offset, src).expect("view");
-    let plan = cute_copy::plan_tensor(&xv, &y.view_mut()).expect("plan");
+    let plan =
+        cute_copy::plan_tensor(&xv, &y.view_at_mut(dst.1, dst.2).expect("view")).expect("plan");
     let bytes = plan.bytes_moved() as u64;
     let mut g = c.benchmark_group(format!("layout_{name}_{}", T::DTYPE));
     g.throughput(Throughput::Bytes(bytes));
@@ -566,7 +579,8 @@ fn bench_layout_at<T: Element>(
         g.bench_function(BenchmarkId::new(name, &route), |bch| {
             bch.iter_custom(|k| {
                 time_by(graph, stream, k, || {
-                    cute_copy::copy_tensor(&xv, &mut y.view_mut(), stream).map(|_| ())
+                    let mut yv = y.view_at_mut(dst.1, dst.2)?;
+                    cute_copy::copy_tensor(&xv, &mut yv, stream).map(|_| ())
                 })
             })
         });
@@ -661,6 +675,19 @@ fn any_shape_benches(c: &mut Criterion, stream: &Arc<CudaStream>) {
     bench_layout::<bf16>(c, stream, name, rm(&shape), permuted(&shape, &[0, 2, 1, 3]));
     let (name, shape) = ("any_permute_2x2048x32x128_0231", [2, 2048, 32, 128]);
     bench_layout::<f16>(c, stream, name, rm(&shape), permuted(&shape, &[0, 2, 3, 1]));
+    // the mirror image of the crop: packed NHWC frames into the same crop of the padded planes
+    let nhwc = rm(&[8, 1080, 1920, 3]);
+    bench_layout_into::<u8>(
+        c,
+        stream,
+        "any_nhwc_to_crop_nchw_8x3x1080x1920",
+        (nhwc, 0, nhwc.permute(&[0, 3, 1, 2]).expect("permute")),
+        (
+            frames,
+            frames.offset_of(&[0, 0, 3, 5]).expect("offset"),
+            crop,
+        ),
+    );
 }
 
 fn benches(c: &mut Criterion) {

@@ -153,6 +153,10 @@ ANY_SHAPE = [
     ("any_items_131072x3x5_021", torch.float32, (131072, 3, 5), lambda x: x.permute(0, 2, 1)),
     ("any_permute_8x16x1025x80_0213", torch.bfloat16, (8, 16, 1025, 80), lambda x: x.permute(0, 2, 1, 3)),
     ("any_permute_2x2048x32x128_0231", torch.float16, (2, 2048, 32, 128), lambda x: x.permute(0, 2, 3, 1)),
+    # the mirror image: packed NHWC frames into the same crop of padded NCHW planes (a destination
+    # view: the two extra fields are the destination's storage shape and its view)
+    ("any_nhwc_to_crop_nchw_8x3x1080x1920", torch.uint8, (8, 1080, 1920, 3), lambda x: x.permute(0, 3, 1, 2),
+     (8, 3, 1088, 1928), lambda y: y[:, :, 3:1083, 5:1925]),
 ]
 
 # "Conversions" (must match benches/convert.rs): (name, source dtype, storage shape, the expression,
@@ -236,13 +240,18 @@ def checked(name, op, y, want):
 
 def layout_rows(shapes):
     """torch on layout-change shapes: eager y.copy_(view) into a preallocated packed y (what
-    `.contiguous()` does, without the allocation), torch.compile of the same, D2D of the bytes."""
+    `.contiguous()` does, without the allocation), torch.compile of the same, D2D of the bytes.
+    An entry with two more fields (the destination's storage shape and its view of it) copies into
+    that view instead."""
     rows = []
-    for name, dt, shape, view in shapes:
+    for name, dt, shape, view, *into in shapes:
         x = random_buffer(math.prod(shape), dt).view(shape)
         v = view(x)
         want = v.contiguous()
-        y = torch.empty(v.shape, dtype=dt, device="cuda")
+        if into:
+            y = into[1](torch.zeros(into[0], dtype=dt, device="cuda"))
+        else:
+            y = torch.empty(v.shape, dtype=dt, device="cuda")
         nbytes = 2 * v.numel() * v.element_size()
         eager = checked(name, lambda: y.copy_(v), y, want)
         row = {"group": f"layout_{name}_{RUST_DTYPE[dt]}", "torch_gbps": nbytes / graph_ms(eager) / 1e6}
