@@ -1040,7 +1040,7 @@ struct NarrowRegs {
   }
 };
 
-template <int Width, int R, bool Realign>
+template <int Width, int R>
 struct NarrowRegsStore {
   using E = uint_byte_t<Width>;
   static constexpr int V = 16 / Width;
@@ -1202,8 +1202,8 @@ CUTE_DEVICE void narrow_regs_tiles(Args const& g, uint128_t* stage) {
        t += std::int64_t(gridDim.x) * groups) {
     TileAt const at = tile_at<Width>(g, t);
     if constexpr (Realign == kRealignStores)
-      NarrowRegsStore<Width, R, true>::load_run(at.s, at.d, g.da,
-                                                static_cast<int>(cute::min(g.tb, g.shape[g.b] - at.b0)), tid, threads);
+      NarrowRegsStore<Width, R>::load_run(at.s, at.d, g.da, static_cast<int>(cute::min(g.tb, g.shape[g.b] - at.b0)),
+                                          tid, threads);
     else if (narrow)
       NarrowRegs<Width, R, Realign == kRealignLoads>::store_run(
           at.s, g.sb, at.d, static_cast<int>(cute::min(g.ta, g.shape[g.a] - at.a0)), warp_stage, tid, threads,
