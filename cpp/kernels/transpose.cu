@@ -931,10 +931,7 @@ struct NarrowRegs {
         inside = inside && a >= lo && a + std::int64_t(nv + 1) * 16 <= hi;
       }
       if (!inside) {
-        for (int f = tid; f < ea * R; f += threads) {
-          int const c = f / R, r = f % R;
-          st_elem<E>(d + std::int64_t(f) * Width, ld_elem<E>(s + r * row_bytes + std::int64_t(c) * Width));
-        }
+        run_elements(s, row_bytes, d, 0, ea, tid, threads);
         return;
       }
     }
@@ -1001,7 +998,13 @@ struct NarrowRegs {
       }
     }
     // Columns past the last whole block: element by element.
-    for (int f = nv * V * R + tid; f < ea * R; f += threads) {
+    run_elements(s, row_bytes, d, nv * V, ea, tid, threads);
+  }
+
+  // Kind 4, element by element: run elements of columns [first, ea) from the R rows.
+  static CUTE_DEVICE void run_elements(std::uint8_t const* s, std::int64_t row_bytes, std::uint8_t* d, int first,
+                                       int ea, int tid, int threads) {
+    for (int f = first * R + tid; f < ea * R; f += threads) {
       int const c = f / R, r = f % R;
       st_elem<E>(d + std::int64_t(f) * Width, ld_elem<E>(s + r * row_bytes + std::int64_t(c) * Width));
     }
