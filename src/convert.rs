@@ -891,7 +891,9 @@ impl ConvertPlan {
         let last = self.coalesced.0.rank().saturating_sub(1);
         let along_row = self.coefficients.is_some() && self.channel.is_some_and(|(m, _)| m == last);
         let (sw, dw) = (self.src_dtype.size_bytes(), self.dst_dtype.size_bytes());
-        vector_store && sw >= dw && dw >= 2 && !along_row
+        // A destination vector's source, 4 bytes or more (widening pairs up to 4x included).
+        let unit_src = 16 / dw * sw;
+        vector_store && dw >= 2 && unit_src >= 4 && !along_row
     }
 
     /// The reasons for the plan's choices, one line each.
@@ -950,10 +952,18 @@ impl ConvertPlan {
                 r.push(if interleaved {
                     format!("the fastest mode is the same on both sides: elementwise, a thread converts a chunk of {chunk} elements (32 bytes of the narrower type) in registers between its loads and its stores; lane-interleaved: a row's chunks in groups of 32, chunk j of a group taking the group's destination vectors j, j + 32, ..., so each store instruction of a warp writes 512 consecutive bytes (whole 32-byte sectors)")
                 } else {
-                    format!("the fastest mode is the same on both sides: elementwise, a thread converts {chunk} consecutive elements (32 bytes of the narrower type) in registers between its loads and its stores{}", if *vector_store { " (not lane-interleaved: a widening pair, a 1-byte destination, or a channel stepping along the row)" } else { "" })
+                    format!("the fastest mode is the same on both sides: elementwise, a thread converts {chunk} consecutive elements (32 bytes of the narrower type) in registers between its loads and its stores{}", if *vector_store { " (not lane-interleaved: a 1-byte destination, a widening of more than 4x, or a channel stepping along the row)" } else { "" })
                 });
                 r.push(if *vector_load {
-                    format!("loads: 16-byte vectors ({} elements), one per vector where the row's source phase matches, else the aligned vectors around the {} funnel-shifted into place (realigned) inside the source span", 16 / self.src_dtype.size_bytes(), if interleaved { "destination vector's source" } else { "chunk" })
+                    {
+                    let (sw, dw) = (self.src_dtype.size_bytes(), self.dst_dtype.size_bytes());
+                    let unit_src = 16 / dw * sw;
+                    if interleaved && unit_src < 16 {
+                        format!("loads: one {unit_src}-byte word ({} elements) per destination vector, a warp's consecutive; where the row's source phase cuts a word, the two aligned words around it funnel-shifted into place (realigned) inside the source span", 16 / dw)
+                    } else {
+                        format!("loads: 16-byte vectors ({} elements), one per vector where the row's source phase matches, else the aligned vectors around the {} funnel-shifted into place (realigned) inside the source span", 16 / sw, if interleaved { "destination vector's source" } else { "chunk" })
+                    }
+                }
                 } else {
                     "loads: element by element (the source's fastest mode is strided)".into()
                 });
@@ -1308,29 +1318,35 @@ mod tests {
     }
 
     #[test]
-    fn elementwise_stores_lane_interleave_for_narrowing_pairs_unless_a_channel_steps_along_the_row()
+    fn elementwise_stores_lane_interleave_unless_the_destination_is_one_byte_a_widening_passes_4x_or_a_channel_steps_along_the_row()
     {
         let plan = |s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert| {
             ConvertPlan::new(s, d, src, dst, cvt).unwrap()
         };
         let packed = rm(&[1000, 96]);
-        // Same-width and narrowing pairs to 2 bytes or more, scaled: interleaved.
-        for (s, d) in [
-            (DType::F32, DType::BF16),
-            (DType::F32, DType::F16),
-            (DType::F64, DType::F32),
-            (DType::F64, DType::BF16),
+        // Same-width, narrowing and widening (up to 4x) pairs to 2 bytes or more, scaled:
+        // interleaved; a widening pair's units load 4- or 8-byte words.
+        for (s, d, words) in [
+            (DType::F32, DType::BF16, false),
+            (DType::F32, DType::F16, false),
+            (DType::F64, DType::F32, false),
+            (DType::F64, DType::BF16, false),
+            (DType::BF16, DType::F32, true),
+            (DType::U8, DType::F32, true),
+            (DType::U8, DType::BF16, true),
+            (DType::F16, DType::F64, true),
+            (DType::I16, DType::I64, true),
         ] {
             let p = plan(s, d, packed, packed, &Convert::new().scale(0.5));
             assert!(p.lane_interleaved(), "{p}");
             assert!(p.to_string().contains("lane-interleaved"), "{p}");
+            assert_eq!(p.to_string().contains("-byte word"), words, "{p}");
         }
-        // Widening pairs and 1-byte destinations keep their chunks.
+        // 1-byte destinations and widenings of more than 4x keep their chunks.
         for (s, d) in [
             (DType::F16, DType::F8E4M3),
-            (DType::BF16, DType::F32),
-            (DType::U8, DType::F32),
             (DType::U8, DType::F64),
+            (DType::I8, DType::I64),
         ] {
             let p = plan(s, d, packed, packed, &Convert::new());
             assert!(!p.lane_interleaved(), "{p}");

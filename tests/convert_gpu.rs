@@ -463,7 +463,8 @@ fn lane_interleaved_rows_of_any_chunk_count_convert_every_element() {
             let p = check::<S, D>(stream, src, dst, &Convert::new().scale(0.5), r);
             let (sw, dw) = (S::DTYPE.size_bytes(), D::DTYPE.size_bytes());
             if n > 1 {
-                assert_eq!(p.lane_interleaved(), sw >= dw && dw >= 2, "{p}");
+                // a destination vector's source: 4 bytes or more, destinations of 2 or more
+                assert_eq!(p.lane_interleaved(), dw >= 2 && 16 / dw * sw >= 4, "{p}");
             }
         }
         // rows that do not coalesce (a source pitch), one channel per row
@@ -503,7 +504,9 @@ fn lane_interleaved_rows_of_any_chunk_count_convert_every_element() {
         (DType::BF16, DType::F32),
         (DType::I32, DType::I64),
         (DType::U8, DType::F32),
+        (DType::U8, DType::BF16),
         (DType::F16, DType::F64),
+        (DType::I16, DType::I64),
         (DType::U8, DType::F64),
     ] {
         with_pair!(s, d, one(&stream, &mut r));

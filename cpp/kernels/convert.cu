@@ -19,11 +19,12 @@
 //    partial vectors go element by element. A chunk's source is loaded as 16-byte vectors: one
 //    each where the row's source phase matches, else the aligned vectors around it, funnel-
 //    shifted into place (`realign`), when they lie inside the source span; else by element.
-//    When the destination is unit-stride, no channel steps along the row and the pair is same-
-//    width or narrowing to 2 bytes or more, a row's chunks are lane-interleaved in groups of 32:
-//    chunk j of a group owns the group's destination vectors j, j + 32, ..., so each store
-//    instruction of a warp writes 512 consecutive bytes (whole 32-byte sectors) and each lane
-//    loads its vectors' sources (16 bytes or more each, on the source's grid).
+//    When the destination is unit-stride with elements of 2 bytes or more, no channel steps along
+//    the row and a destination vector's source is 4 bytes or more (same-width and narrowing pairs,
+//    widening up to 4x), a row's chunks are lane-interleaved in groups of 32: chunk j of a group
+//    owns the group's destination vectors j, j + 32, ..., so each store instruction of a warp
+//    writes 512 consecutive bytes (whole 32-byte sectors) and each lane loads its vectors' sources
+//    (16-byte vectors, or one 4- or 8-byte word each when widening, on the source's grid).
 //    Index-driven (a row gather or scatter, a block table): mode 0 walks items, and an item's
 //    source and destination items come from the index arrays (common.cuh side_index): a
 //    negative index skips the item, one past the side's items is skipped and counted once.
@@ -386,11 +387,13 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
   std::int64_t const ss = d.src_stride[last], ds = d.dst_stride[last];
   bool const vload = ss == 1, vstore = ds == 1;
   // Lane-interleaved units (below) need vector stores and a chunk whose elements need not be
-  // consecutive (not with a channel that steps along the row); they are taken where they measured
-  // faster: same-width or narrowing pairs to 2-byte and wider elements (a unit's source is then
-  // 16 bytes or more). Widening pairs and 1-byte destinations measured slower interleaved on the
-  // H200 (f16 -> FP8 0.89x -> 0.67x of a copy, bf16 -> f32 0.54x -> 0.51x) and keep their chunks.
-  constexpr bool kInterleavable = SW >= DW && DW >= 2;
+  // consecutive (not with a channel that steps along the row); they are taken for destinations of
+  // 2 bytes and more whose unit (one destination vector) reads 4 source bytes or more: same-width
+  // and narrowing pairs (16 bytes or more a unit), and widening pairs up to 4x (a unit's source
+  // is then loaded as one 4- or 8-byte word, realigned like the 16-byte vectors, and a warp's
+  // units read consecutive words). 1-byte destinations measured slower interleaved on the H200
+  // (f16 -> FP8 0.89x -> 0.67x of a copy) and keep their chunks.
+  constexpr bool kInterleavable = DW >= 2 && C::kDV * SW >= 4;
   bool const interleave = kInterleavable && vstore && !(d.affine && d.chan_mode == last);
   std::uint64_t const span_end = d.src + static_cast<std::uint64_t>(d.src_span);
 
@@ -482,6 +485,22 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
             loaded = true;
           }
           if (loaded) memcpy(in + at, v, kBytes);
+        } else if constexpr (kBytes == 4 || kBytes == 8) {
+          // One word of the run's size; where the run straddles two of them, both (inside the
+          // source span) and a funnel shift.
+          using Word = cute::uint_byte_t<kBytes>;
+          unsigned const m = static_cast<unsigned>(a & (kBytes - 1));
+          Word w;
+          if (m == 0) {
+            w = *reinterpret_cast<Word const*>(a);
+            loaded = true;
+          } else if (a - m >= d.src && a - m + 2 * kBytes <= span_end) {
+            Word const lo = reinterpret_cast<Word const*>(a - m)[0];
+            Word const hi = reinterpret_cast<Word const*>(a - m)[1];
+            w = static_cast<Word>((lo >> (8 * m)) | (hi << (8 * (kBytes - m))));
+            loaded = true;
+          }
+          if (loaded) memcpy(in + at, &w, kBytes);
         }
       }
       if (!loaded) {
