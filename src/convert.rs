@@ -1318,8 +1318,7 @@ mod tests {
     }
 
     #[test]
-    fn elementwise_stores_lane_interleave_unless_the_destination_is_one_byte_a_widening_passes_4x_or_a_channel_steps_along_the_row()
-    {
+    fn lane_interleave_skips_1_byte_destinations_8x_widenings_and_channels_along_the_row() {
         let plan = |s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert| {
             ConvertPlan::new(s, d, src, dst, cvt).unwrap()
         };
