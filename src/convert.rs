@@ -890,10 +890,16 @@ impl ConvertPlan {
         };
         let last = self.coalesced.0.rank().saturating_sub(1);
         let along_row = self.coefficients.is_some() && self.channel.is_some_and(|(m, _)| m == last);
-        let (sw, dw) = (self.src_dtype.size_bytes(), self.dst_dtype.size_bytes());
         // A destination vector's source, 4 bytes or more (widening pairs up to 4x included).
-        let unit_src = 16 / dw * sw;
-        vector_store && dw >= 2 && unit_src >= 4 && !along_row
+        vector_store
+            && self.dst_dtype.size_bytes() >= 2
+            && self.unit_source_bytes() >= 4
+            && !along_row
+    }
+
+    /// The source bytes of one 16-byte destination vector.
+    fn unit_source_bytes(&self) -> usize {
+        16 / self.dst_dtype.size_bytes() * self.src_dtype.size_bytes()
     }
 
     /// The reasons for the plan's choices, one line each.
@@ -954,16 +960,11 @@ impl ConvertPlan {
                 } else {
                     format!("the fastest mode is the same on both sides: elementwise, a thread converts {chunk} consecutive elements (32 bytes of the narrower type) in registers between its loads and its stores{}", if *vector_store { " (not lane-interleaved: a 1-byte destination, a widening of more than 4x, or a channel stepping along the row)" } else { "" })
                 });
-                r.push(if *vector_load {
-                    {
-                    let (sw, dw) = (self.src_dtype.size_bytes(), self.dst_dtype.size_bytes());
-                    let unit_src = 16 / dw * sw;
-                    if interleaved && unit_src < 16 {
-                        format!("loads: one {unit_src}-byte word ({} elements) per destination vector, a warp's consecutive; where the row's source phase cuts a word, the two aligned words around it funnel-shifted into place (realigned) inside the source span", 16 / dw)
-                    } else {
-                        format!("loads: 16-byte vectors ({} elements), one per vector where the row's source phase matches, else the aligned vectors around the {} funnel-shifted into place (realigned) inside the source span", 16 / sw, if interleaved { "destination vector's source" } else { "chunk" })
-                    }
-                }
+                let unit_src = self.unit_source_bytes();
+                r.push(if *vector_load && interleaved && unit_src < 16 {
+                    format!("loads: one {unit_src}-byte word ({} elements) per destination vector, a warp's consecutive; where the row's source phase cuts a word, the two aligned words around it funnel-shifted into place (realigned) inside the source span", 16 / self.dst_dtype.size_bytes())
+                } else if *vector_load {
+                    format!("loads: 16-byte vectors ({} elements), one per vector where the row's source phase matches, else the aligned vectors around the {} funnel-shifted into place (realigned) inside the source span", 16 / self.src_dtype.size_bytes(), if interleaved { "destination vector's source" } else { "chunk" })
                 } else {
                     "loads: element by element (the source's fastest mode is strided)".into()
                 });
