@@ -42,6 +42,7 @@ fn main() {
             );
         }
         println!("cargo::rustc-cfg=cute_copy_no_cuda");
+        println!("cargo::rustc-env=CUTE_COPY_GPU_TARGETS=none ({why})");
         bridge.file("cpp/no_cuda.cc").compile("cute_copy_bridge");
         return;
     }
@@ -55,6 +56,10 @@ fn main() {
         std::process::exit(1);
     });
 
+    println!(
+        "cargo::rustc-env=CUTE_COPY_GPU_TARGETS={}",
+        tc.targets.describe()
+    );
     bridge.compile("cute_copy_bridge");
     // The CUDA side, which includes the generated header for the shared structs.
     cuda::build(

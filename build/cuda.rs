@@ -59,7 +59,7 @@ pub fn build(
         "-Xcudafe".into(),
         "--diag_suppress=esa_on_defaulted_function_ignored".into(),
     ];
-    flags.extend(Toolchain::gencode_flags());
+    flags.extend(tc.gencode_flags());
 
     // What an object depends on besides its own source: compiler, flags, and the headers it can
     // include. Kernel files (cpp/kernels/) see only cpp/kernels/*.cuh, the menu and the shared

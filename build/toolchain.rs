@@ -23,6 +23,8 @@ pub struct Toolchain {
     pub cuda_root: PathBuf,
     /// The folder that holds `cute/` and `cutlass/`.
     pub cutlass_include: PathBuf,
+    /// The GPU targets of the kernels (`gencode_flags`).
+    pub targets: Targets,
 }
 
 impl Toolchain {
@@ -42,6 +44,7 @@ impl Toolchain {
             nvcc,
             cuda_root,
             cutlass_include,
+            targets: Targets::choose(),
         })
     }
 
@@ -59,32 +62,107 @@ impl Toolchain {
         .collect()
     }
 
-    /// `-gencode` flags: sm_80 and sm_90 SASS plus compute_90 PTX by default; `CUDA_COMPUTE_CAP=90`
-    /// (or `CUTE_COPY_CUDA_ARCHS=80,90`) narrows the SASS list, and PTX comes only with the default.
-    /// `CUTE_COPY_CUDA_ARCHS=default` keeps the default whatever `CUDA_COMPUTE_CAP` says (for a
-    /// build whose other crates need `CUDA_COMPUTE_CAP`, e.g. candle's kernels).
-    pub fn gencode_flags() -> Vec<String> {
-        let narrowed = env::var("CUTE_COPY_CUDA_ARCHS")
-            .or_else(|_| env::var("CUDA_COMPUTE_CAP"))
-            .ok()
-            .filter(|s| !s.trim().is_empty() && s.trim() != "default");
-        let archs: Vec<String> = match &narrowed {
-            Some(list) => list
-                .split(',')
-                .map(|a| a.trim().trim_start_matches("sm_").replace('.', ""))
-                .filter(|a| !a.is_empty())
+    /// `-gencode` flags, first found wins:
+    /// - `CUTE_COPY_CUDA_ARCHS`: a list (`80,90`), SASS for each; `default` (or `portable`) is the
+    ///   portable set below, whatever `CUDA_COMPUTE_CAP` says (for a build whose other crates need
+    ///   `CUDA_COMPUTE_CAP`, e.g. candle's kernels), and what release wheels should be built with;
+    /// - `CUDA_COMPUTE_CAP` (candle's and bindgen_cuda's variable): a list as above;
+    /// - the GPUs this machine has (`nvidia-smi --query-gpu=compute_cap`), SASS for each of
+    ///   compute capability 8.0 or more: a clean build on the machine that runs it compiles one
+    ///   target, half the nvcc work of the portable set;
+    /// - else the portable set: sm_80 and sm_90 SASS plus compute_90 PTX (the driver compiles the
+    ///   PTX for later GPUs).
+    pub fn gencode_flags(&self) -> Vec<String> {
+        match &self.targets {
+            Targets::Listed(archs, _) => archs
+                .iter()
+                .map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}"))
                 .collect(),
-            None => vec!["80".into(), "90".into()],
-        };
-        let mut flags: Vec<String> = archs
-            .iter()
-            .map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}"))
-            .collect();
-        if narrowed.is_none() {
-            flags.push("-gencode=arch=compute_90,code=compute_90".into());
+            Targets::Portable => vec![
+                "-gencode=arch=compute_80,code=sm_80".into(),
+                "-gencode=arch=compute_90,code=sm_90".into(),
+                "-gencode=arch=compute_90,code=compute_90".into(),
+            ],
         }
-        flags
     }
+}
+
+/// What the kernels are compiled for: named archs (SASS only) and who named them, or the portable
+/// set.
+pub enum Targets {
+    Listed(Vec<String>, &'static str),
+    Portable,
+}
+
+impl Targets {
+    /// The targets as `Toolchain::gencode_flags` documents them.
+    fn choose() -> Targets {
+        let var = |name: &str| {
+            env::var(name)
+                .ok()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        if let Some(list) = var("CUTE_COPY_CUDA_ARCHS") {
+            return match list.as_str() {
+                "default" | "portable" => Targets::Portable,
+                _ => Targets::Listed(parse_archs(&list), "CUTE_COPY_CUDA_ARCHS"),
+            };
+        }
+        if let Some(list) = var("CUDA_COMPUTE_CAP") {
+            return match list.as_str() {
+                "default" | "portable" => Targets::Portable,
+                _ => Targets::Listed(parse_archs(&list), "CUDA_COMPUTE_CAP"),
+            };
+        }
+        match local_gpu_archs() {
+            Some(archs) => Targets::Listed(archs, "nvidia-smi"),
+            None => Targets::Portable,
+        }
+    }
+
+    /// For `cute_copy::GPU_TARGETS`: `sm_90 (nvidia-smi)`, `sm_80,sm_90,compute_90 (portable)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Targets::Listed(archs, from) => {
+                let sm: Vec<String> = archs.iter().map(|a| format!("sm_{a}")).collect();
+                format!("{} ({from})", sm.join(","))
+            }
+            Targets::Portable => "sm_80,sm_90,compute_90 (portable)".into(),
+        }
+    }
+}
+
+/// `90`, `sm_90`, `9.0`, `90a` -> `90`, `90`, `90`, `90a`; a list separated by commas.
+fn parse_archs(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(|a| a.trim().trim_start_matches("sm_").replace('.', ""))
+        .filter(|a| !a.is_empty())
+        .collect()
+}
+
+/// The distinct compute capabilities (8.0 or later) of this machine's GPUs, as nvidia-smi reports
+/// them, in order; None without nvidia-smi, without a GPU, or with one older than sm_80 (the
+/// library's kernels need sm_80: the portable set then, as on a build machine without a GPU).
+fn local_gpu_archs() -> Option<Vec<String>> {
+    let out = std::process::Command::new("nvidia-smi")
+        .args(["--query-gpu=compute_cap", "--format=csv,noheader"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let mut archs: Vec<String> = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let (major, minor) = line.trim().split_once('.')?;
+        let (major, minor): (u32, u32) = (major.parse().ok()?, minor.parse().ok()?);
+        if major < 8 || minor > 9 {
+            return None;
+        }
+        let arch = format!("{major}{minor}");
+        if !archs.contains(&arch) {
+            archs.push(arch);
+        }
+    }
+    (!archs.is_empty()).then_some(archs)
 }
 
 fn executable(p: PathBuf) -> Option<PathBuf> {

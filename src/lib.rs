@@ -154,3 +154,10 @@ pub use view::{
 
 /// Re-exported so users name the same cudarc types the crate's API takes.
 pub use cudarc;
+
+/// The GPU targets this build's kernels were compiled for, and who chose them: e.g.
+/// `sm_90 (nvidia-smi)` (the GPUs of the machine that built it, the default where it has one),
+/// `sm_90 (CUDA_COMPUTE_CAP)`, or `sm_80,sm_90,compute_90 (portable)` (the default on a machine
+/// without a GPU, and `CUTE_COPY_CUDA_ARCHS=default`). A GPU that none of them runs fails its
+/// launches with CUDA's "no kernel image is available" error.
+pub const GPU_TARGETS: &str = env!("CUTE_COPY_GPU_TARGETS");
