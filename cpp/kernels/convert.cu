@@ -457,65 +457,89 @@ CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
     std::int64_t const e0 = base * C::kDV - phase;  // the first unit's first element
     if (e0 >= n) continue;                          // (so are the later units')
 
-    // Load N source elements (16 bytes or more) from element e of the row into in[at..): 16-byte
-    // vectors when the run is inside the row, on the source's own grid (the aligned ones around
-    // it, funnel-shifted into place, when its phase differs and they lie inside the source span);
-    // else element by element, zero outside the row.
     SU in[kChunk];
-    auto load_run = [&](auto count, std::int64_t e, int at) {
-      constexpr int N = decltype(count)::value;
-      constexpr int kBytes = N * SW;
-      bool loaded = false;
-      if (vload && e >= 0 && e + N <= n) {
-        std::uint64_t const a = reinterpret_cast<std::uint64_t>(srow + e * SW);
-        if constexpr (kBytes >= 16) {
-          constexpr int kV = kBytes / 16;
-          unsigned const m = static_cast<unsigned>(a & 15);
-          uint4 v[kV];
-          if (m == 0) {
-            CUTE_UNROLL
-            for (int i = 0; i < kV; ++i) v[i] = reinterpret_cast<uint4 const*>(a)[i];
-            loaded = true;
-          } else if (a - m >= d.src && a - m + 16 * (kV + 1) <= span_end) {
-            uint4 w[kV + 1];
-            CUTE_UNROLL
-            for (int i = 0; i <= kV; ++i) w[i] = reinterpret_cast<uint4 const*>(a - m)[i];
-            CUTE_UNROLL
-            for (int i = 0; i < kV; ++i) v[i] = realign(w[i], w[i + 1], static_cast<int>(m));
-            loaded = true;
-          }
-          if (loaded) memcpy(in + at, v, kBytes);
-        } else if constexpr (kBytes == 4 || kBytes == 8) {
-          // One word of the run's size; where the run straddles two of them, both (inside the
-          // source span) and a funnel shift.
-          using Word = cute::uint_byte_t<kBytes>;
-          unsigned const m = static_cast<unsigned>(a & (kBytes - 1));
-          Word w;
-          if (m == 0) {
-            w = *reinterpret_cast<Word const*>(a);
-            loaded = true;
-          } else if (a - m >= d.src && a - m + 2 * kBytes <= span_end) {
-            Word const lo = reinterpret_cast<Word const*>(a - m)[0];
-            Word const hi = reinterpret_cast<Word const*>(a - m)[1];
-            w = static_cast<Word>((lo >> (8 * m)) | (hi << (8 * (kBytes - m))));
-            loaded = true;
-          }
-          if (loaded) memcpy(in + at, &w, kBytes);
-        }
-      }
-      if (!loaded) {
+    // Load U units of E source elements into in[], unit v from element e0 + v * step * E of the
+    // row (the chunk: one unit of kChunk elements; lane-interleaved, its kDVecs destination
+    // vectors): the aligned words on the source's own grid that cover a unit inside the row (the
+    // ones around it, funnel-shifted into place, where the row's phase cuts it and they lie inside
+    // the source span), else element by element, zero outside the row. Units of 16 bytes or more
+    // go one by one; units of one 4- or 8-byte word (widening pairs, lane-interleaved) in passes,
+    // every unit's words loaded before any is shifted: one by one, each unit's branches kept the
+    // compiler from issuing the next unit's loads before the shift had waited for this one's, one
+    // 8-byte word in flight per thread (ncu, strided bf16 -> f32: most stall samples on the first
+    // shift after each unit's loads).
+    auto load_units = [&](auto units, auto elems) {
+      constexpr int U = decltype(units)::value, E = decltype(elems)::value;
+      constexpr int kB = E * SW;  // a unit's source bytes: 4 .. 64
+      auto by_element = [&](int v) {
+        std::int64_t const e = e0 + v * step * E;
         CUTE_UNROLL
-        for (int j = 0; j < N; ++j) {
+        for (int j = 0; j < E; ++j) {
           std::int64_t const x = e + j;
-          in[at + j] = (x >= 0 && x < n) ? *reinterpret_cast<SU const*>(srow + x * ss * SW) : SU(0);
+          in[v * E + j] = (x >= 0 && x < n) ? *reinterpret_cast<SU const*>(srow + x * ss * SW) : SU(0);
         }
+      };
+      if constexpr (kB >= 16) {
+        constexpr int kV = kB / 16;
+        CUTE_UNROLL
+        for (int v = 0; v < U; ++v) {
+          std::int64_t const e = e0 + v * step * E;
+          bool loaded = false;
+          if (vload && e >= 0 && e + E <= n) {
+            std::uint64_t const a = reinterpret_cast<std::uint64_t>(srow + e * SW);
+            unsigned const m = static_cast<unsigned>(a & 15);
+            uint4 r[kV];
+            if (m == 0) {
+              CUTE_UNROLL
+              for (int i = 0; i < kV; ++i) r[i] = reinterpret_cast<uint4 const*>(a)[i];
+              loaded = true;
+            } else if (a - m >= d.src && a - m + 16 * (kV + 1) <= span_end) {
+              uint4 w[kV + 1];
+              CUTE_UNROLL
+              for (int i = 0; i <= kV; ++i) w[i] = reinterpret_cast<uint4 const*>(a - m)[i];
+              CUTE_UNROLL
+              for (int i = 0; i < kV; ++i) r[i] = realign(w[i], w[i + 1], static_cast<int>(m));
+              loaded = true;
+            }
+            if (loaded) memcpy(in + v * E, r, kB);
+          }
+          if (!loaded) by_element(v);
+        }
+      } else {
+        using Word = cute::uint_byte_t<kB>;
+        Word lo[U], hi[U];
+        unsigned m[U];
+        bool ok[U];
+        CUTE_UNROLL
+        for (int v = 0; v < U; ++v) {
+          std::int64_t const e = e0 + v * step * E;
+          std::uint64_t const a = reinterpret_cast<std::uint64_t>(srow + e * SW);
+          m[v] = static_cast<unsigned>(a & (kB - 1));
+          ok[v] = vload && e >= 0 && e + E <= n && (m[v] == 0 || (a - m[v] >= d.src && a - m[v] + 2 * kB <= span_end));
+          Word const* const q = reinterpret_cast<Word const*>(a - m[v]);
+          lo[v] = ok[v] ? q[0] : Word{};
+          hi[v] = ok[v] && m[v] != 0 ? q[1] : Word{};
+        }
+        CUTE_UNROLL
+        for (int v = 0; v < U; ++v) {
+          if (!ok[v]) continue;
+          // Bytes [m, m + kB) of lo:hi, with no shift by the word's width when m is 0.
+          unsigned const sh = 8 * m[v];
+          Word const x = static_cast<Word>((lo[v] >> sh) | ((hi[v] << 1) << (8 * kB - 1 - sh)));
+          memcpy(in + v * E, &x, kB);
+        }
+        CUTE_UNROLL
+        for (int v = 0; v < U; ++v)
+          if (!ok[v]) by_element(v);
       }
     };
-    if (interleave) {
-      CUTE_UNROLL
-      for (int v = 0; v < C::kDVecs; ++v) load_run(std::integral_constant<int, C::kDV>{}, e0 + v * step * C::kDV, v * C::kDV);
+    if constexpr (kInterleavable) {
+      if (interleave)
+        load_units(std::integral_constant<int, C::kDVecs>{}, std::integral_constant<int, C::kDV>{});
+      else
+        load_units(std::integral_constant<int, 1>{}, std::integral_constant<int, kChunk>{});
     } else {
-      load_run(std::integral_constant<int, kChunk>{}, e0, 0);
+      load_units(std::integral_constant<int, 1>{}, std::integral_constant<int, kChunk>{});
     }
 
     // Convert in registers: the channel of the chunk's first element and how it steps (a channel
