@@ -598,7 +598,7 @@ __global__ void __launch_bounds__(kThreads) convert_elementwise(__grid_constant_
   elementwise_body<SW, DW>(p, coefficients(p.d, s_mean, s_mul));
 }
 
-// The same with 3 blocks per SM (80 registers, 44 bytes spilled on sm_90): 2 -> 4-byte pairs,
+// The same with 3 blocks per SM (80 registers, 24 bytes spilled on sm_90): 2 -> 4-byte pairs,
 // whose units' words are all in flight at once (`load_units`), take 106 registers unbounded, 2
 // blocks per SM. Bounded, on an H100: strided bf16 -> f32 0.67 -> 0.81x of a copy, packed 0.86 ->
 // 0.92x, f16 -> f32 0.74 -> 0.85x, i16 -> i32 0.71 -> 0.81x (docs/convert-tuning.md, 2026-12-06 (4)).
