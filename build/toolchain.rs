@@ -103,17 +103,13 @@ impl Targets {
                 .map(|s| s.trim().to_string())
                 .filter(|s| !s.is_empty())
         };
-        if let Some(list) = var("CUTE_COPY_CUDA_ARCHS") {
-            return match list.as_str() {
-                "default" | "portable" => Targets::Portable,
-                _ => Targets::Listed(parse_archs(&list), "CUTE_COPY_CUDA_ARCHS"),
-            };
-        }
-        if let Some(list) = var("CUDA_COMPUTE_CAP") {
-            return match list.as_str() {
-                "default" | "portable" => Targets::Portable,
-                _ => Targets::Listed(parse_archs(&list), "CUDA_COMPUTE_CAP"),
-            };
+        for name in ["CUTE_COPY_CUDA_ARCHS", "CUDA_COMPUTE_CAP"] {
+            if let Some(list) = var(name) {
+                return match list.as_str() {
+                    "default" | "portable" => Targets::Portable,
+                    _ => Targets::Listed(parse_archs(&list), name),
+                };
+            }
         }
         match local_gpu_archs() {
             Some(archs) => Targets::Listed(archs, "nvidia-smi"),
