@@ -598,18 +598,20 @@ __global__ void __launch_bounds__(kThreads) convert_elementwise(__grid_constant_
   elementwise_body<SW, DW>(p, coefficients(p.d, s_mean, s_mul));
 }
 
-// The same with 3 blocks per SM (80 registers, 24 bytes spilled on sm_90): 2 -> 4-byte pairs,
-// whose units' words are all in flight at once (`load_units`), take 106 registers unbounded, 2
-// blocks per SM. Bounded, on an H100: strided bf16 -> f32 0.67 -> 0.81x of a copy, packed 0.86 ->
-// 0.92x, f16 -> f32 0.74 -> 0.85x, i16 -> i32 0.71 -> 0.81x (docs/convert-tuning.md, 2026-12-06 (4)).
-// The pairs that launch it: 2 -> 4 bytes, and 1 -> 2 bytes (80 registers and 68 bytes spilled
-// on sm_90, from 119 unbounded; on an H100 u8 -> f16 8192² 0.81 -> 0.84x, i8 [4096,4095] ld 4096
-// -> i16 0.57 -> 0.62x, u8 [4096,3001] ld 3008 -> bf16 0.62 -> 0.61x). Not 1 -> 4 bytes: 684
-// bytes spilled at 80 registers (docs/convert-tuning.md, 2026-12-06 (5)).
+// The pairs whose elementwise kernel is bounded to 3 blocks per SM (convert_elementwise_3).
+// 2 -> 4 bytes: their units' words are all in flight at once (`load_units`), 106 registers
+// unbounded (2 blocks per SM), 80 with 24 bytes spilled bounded (sm_90); on an H100 strided bf16
+// -> f32 0.67 -> 0.81x of a copy, packed 0.86 -> 0.92x, f16 -> f32 0.74 -> 0.85x, i16 -> i32 0.71
+// -> 0.81x (docs/convert-tuning.md, 2026-12-06 (4)). 1 -> 2 bytes: 119 registers unbounded, 80
+// with 68 bytes spilled; u8 -> f16 8192² 0.81 -> 0.84x, i8 [4096,4095] ld 4096 -> i16 0.57 ->
+// 0.62x, u8 [4096,3001] ld 3008 -> bf16 0.62 -> 0.61x. Not 1 -> 4 bytes: 684 bytes spilled at 80
+// registers (docs/convert-tuning.md, 2026-12-06 (5)).
 template <int SW, int DW>
 constexpr bool elementwise_bounded() {
   return (SW == 2 && DW == 4) || (SW == 1 && DW == 2);
 }
+
+// The elementwise kernel with 3 blocks per SM, for the pairs above.
 template <int SW, int DW>
 __global__ void __launch_bounds__(kThreads, 3) convert_elementwise_3(__grid_constant__ ElemParams const p) {
   __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
