@@ -99,10 +99,11 @@ pub(crate) fn copy_menu(plan: &Plan, src: Span, dst: Span, stream: &Arc<CudaStre
     if !plan.realigned() || plan.peer.is_some() {
         return copy(plan, src, dst, stream, Kernel::Menu);
     }
-    check_arch(plan.atom, &DeviceInfo::of(stream.context())?)?;
+    let device = DeviceInfo::of(stream.context())?;
+    check_arch(plan.atom, &device)?;
     disjoint(src, dst)?;
     let one = plan.rows_desc_at(src.addr, dst.addr);
-    rows(&one, plan.dtype, 0, stream)
+    rows_on(&one, plan.dtype, 0, device.l2_bytes, stream)
 }
 
 /// Launch a non-empty 2D plan on `kernel` (the menu's, the tutorial's or a baseline).
@@ -155,11 +156,22 @@ pub(crate) fn rows(
     status: u64,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
+    let l2 = DeviceInfo::of(stream.context())?.l2_bytes;
+    rows_on(one, dtype, status, l2, stream)
+}
+
+/// [`rows`] on a device of `l2` bytes of L2 (its facts already read by the caller).
+fn rows_on(
+    one: &RowsDesc,
+    dtype: DType,
+    status: u64,
+    l2: usize,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
     let tasks = realign::tasks_of(one);
     if tasks == 0 {
         return Ok(());
     }
-    let l2 = DeviceInfo::of(stream.context())?.l2_bytes;
     let (lean_threads, prefetch) = realign::by_value(one, status != 0, l2);
     stream.context().bind_to_thread()?;
     // A one-descriptor batch: the descriptor goes by value when `descs` is 0 (no device array).
@@ -231,7 +243,7 @@ pub(crate) fn tensor(
     };
     match &plan.route {
         TensorRoute::Empty => Ok(()),
-        TensorRoute::Matrix(p) => copy(p, s, d, stream, Kernel::Menu),
+        TensorRoute::Matrix(p) => copy_menu(p, s, d, stream),
         TensorRoute::Rows {
             plan: p,
             items,

@@ -608,7 +608,14 @@ fn channels_route_converts_random_images_both_ways_at_any_offset_pitch_and_crop(
             } else {
                 (r.random_range(0..9), r.random_range(0..5))
             };
-            let plane = h * (w + row_pad) + plane_pad;
+            // odd cases: planes a whole number of 16-byte vectors apart (all at one phase: a
+            // planar destination's stores take vector j of every plane in turn); even: any pitch
+            let plane: usize = h * (w + row_pad) + plane_pad;
+            let plane = if case % 2 == 1 {
+                plane.next_multiple_of(16)
+            } else {
+                plane
+            };
             let planar =
                 Layout::new(&[n, c, h, w], &[c * plane + 3, plane, w + row_pad, 1]).unwrap();
             // the interleaved side's pixel: C elements, or a few more on a source within 64 bytes
