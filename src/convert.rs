@@ -470,10 +470,6 @@ fn check_grid(route: &ConvertRoute) -> Result<()> {
 /// The channels route's shared-memory stage: the source side's bytes of one tile, loaded raw
 /// (`kChanStage` in cpp/kernels/convert.cu: four 16-byte loads per thread of 256).
 pub const CHANNEL_STAGE_BYTES: usize = 16 << 10;
-/// The channels route's second stage, for an interleaved destination: the tile's destination
-/// run, converted into it from the source stage a planar row at a time and stored from it by
-/// whole 16-byte vectors (`kChanDstStage`, dynamic shared memory sized to the tile).
-pub const CHANNEL_DST_STAGE_BYTES: usize = 16 << 10;
 /// The most channels of the channels route (`kMaxChannels`).
 pub const MAX_CHANNELS: usize = 16;
 /// The fewest pixels the channels route takes: a shorter pixel mode leaves a block a few dozen
@@ -524,19 +520,15 @@ fn channel_pixels(
 
 /// The pixels of a channels tile: enough tiles for [`CHANNEL_BLOCKS`] blocks with `others` tiles
 /// a pixel tile (the other modes' coordinates), within a stage of [`MIN_CHANNEL_STAGE`] to
-/// [`CHANNEL_STAGE_BYTES`] (and an interleaved destination's run within
-/// [`CHANNEL_DST_STAGE_BYTES`]); a multiple of 16 when the mode is longer.
+/// [`CHANNEL_STAGE_BYTES`]; a multiple of 16 when the mode is longer.
 fn channel_tile(
     interleaved: Interleaved,
     (c, w): (usize, usize),
     pixel: usize,
-    (sw, dw): (usize, usize),
+    sw: usize,
     others: usize,
 ) -> usize {
-    let mut most = channel_pixels(interleaved, c, pixel, sw, CHANNEL_STAGE_BYTES);
-    if interleaved == Interleaved::Destination {
-        most = most.min(channel_dst_pixels(c, dw));
-    }
+    let most = channel_pixels(interleaved, c, pixel, sw, CHANNEL_STAGE_BYTES);
     let least = channel_pixels(interleaved, c, pixel, sw, MIN_CHANNEL_STAGE).min(most);
     let want = w.div_ceil(CHANNEL_BLOCKS.div_ceil(others.max(1)));
     let tw = want.clamp(least, most);
@@ -544,27 +536,6 @@ fn channel_tile(
         w
     } else {
         (tw / 16 * 16).max(16)
-    }
-}
-
-/// The pixels of an interleaved destination's run that [`CHANNEL_DST_STAGE_BYTES`] holds at any
-/// 16-byte phase: `C` elements of `dw` bytes a pixel.
-fn channel_dst_pixels(c: usize, dw: usize) -> usize {
-    (CHANNEL_DST_STAGE_BYTES - 15) / (c * dw)
-}
-
-/// The destination stage bytes a channels tile of `tw` pixels takes: an interleaved
-/// destination's run at its 16-byte phase, in whole vectors (the kernel's dynamic shared memory);
-/// 0 for a planar destination (stored straight from the source stage).
-pub(crate) fn channel_dst_stage_bytes(
-    interleaved: Interleaved,
-    c: usize,
-    tw: usize,
-    dw: usize,
-) -> usize {
-    match interleaved {
-        Interleaved::Source => 0,
-        Interleaved::Destination => (15 + tw * c * dw).div_ceil(16) * 16,
     }
 }
 
@@ -591,7 +562,7 @@ fn channels_route(
     (ss, ds): (&[usize], &[usize]),
     (mode_a, mode_b): (usize, usize),
     channel: Option<usize>,
-    (sw, dw): (usize, usize),
+    sw: usize,
 ) -> Option<ConvertRoute> {
     let (c, w, interleaved) = if ss[mode_a] == 1
         && ds[mode_b] == 1
@@ -614,7 +585,7 @@ fn channels_route(
         Interleaved::Destination => 1,
     };
     let others = other_extent(shape, (c, w));
-    let tile = channel_tile(interleaved, (channels, pixels), pixel, (sw, dw), others);
+    let tile = channel_tile(interleaved, (channels, pixels), pixel, sw, others);
     let tiles_w = pixels.div_ceil(tile);
     Some(ConvertRoute::Channels {
         channel_mode: c,
@@ -728,7 +699,7 @@ impl ConvertPlan {
             (ss, ds),
             (mode_a, mode_b),
             channel.map(|(m, _)| m),
-            (src_dtype.size_bytes(), dst_dtype.size_bytes()),
+            src_dtype.size_bytes(),
         ) {
             route
         } else {
@@ -1090,7 +1061,7 @@ impl ConvertPlan {
                         };
                         format!("stores: each planar row's aligned 16-byte vectors ({} elements, one channel: its (mean, mul) read once), gathered from the stage at the pixel step, converted in registers and stored whole, {order}; only the vectors a row's ends cut go element by element", 16 / dw)
                     }
-                    Interleaved::Destination => format!("stores: each stage row converted with its channel's (mean, mul), read once, into a destination stage ({} bytes: the tile's interleaved run of {channels} x {tile} elements at its 16-byte phase, within {} KiB), a lane a pixel; then the run stored from it by aligned 16-byte vectors ({} elements); only the vectors the run's ends cut go element by element", channel_dst_stage_bytes(*interleaved, channels, *tile, dw), CHANNEL_DST_STAGE_BYTES >> 10, 16 / dw),
+                    Interleaved::Destination => format!("stores: the tile's interleaved run ({channels} x {tile} elements, contiguous) by aligned 16-byte vectors ({} elements), each gathered from the {channels} stage rows element by element (channel c = e % {channels}), converted in registers with its channel's (mean, mul) and stored whole; only the vectors the run's ends cut go element by element", 16 / dw),
                 });
             }
         }
@@ -1516,7 +1487,7 @@ mod tests {
     fn channel_tiles_fit_the_stage_and_cover_the_pixel_mode() {
         for il in [Interleaved::Source, Interleaved::Destination] {
             for c in 2..=MAX_CHANNELS {
-                for (sw, dw) in [(1, 1), (1, 4), (2, 8), (4, 2), (8, 1), (1, 8)] {
+                for sw in [1, 2, 4, 8] {
                     for w in [64, 65, 1000, 1920, 50176, 1 << 22] {
                         let pixels: Vec<usize> = match il {
                             Interleaved::Source => (c..=MAX_PIXEL_BYTES / sw).collect(),
@@ -1525,18 +1496,13 @@ mod tests {
                         for (pixel, others) in
                             pixels.into_iter().zip([1, 7, 64, 5000].iter().cycle())
                         {
-                            let tw = channel_tile(il, (c, w), pixel, (sw, dw), *others);
+                            let tw = channel_tile(il, (c, w), pixel, sw, *others);
                             assert!(tw >= 16 && tw <= w, "{il:?} c {c} w {w} sw {sw}");
                             assert!(tw == w || tw % 16 == 0, "{il:?} c {c} w {w} sw {sw}");
                             let stage = channel_stage_bytes(il, c, tw, pixel, sw);
                             assert!(
                                 stage <= CHANNEL_STAGE_BYTES,
                                 "{il:?} c {c} w {w} sw {sw}: {stage}"
-                            );
-                            let dst = channel_dst_stage_bytes(il, c, tw, dw);
-                            assert!(
-                                dst <= CHANNEL_DST_STAGE_BYTES,
-                                "{il:?} c {c} w {w} dw {dw}: {dst}"
                             );
                         }
                     }

@@ -992,9 +992,6 @@ __global__ void __launch_bounds__(kThreads, 4) convert_tile(__grid_constant__ Ti
 constexpr int kChanLoads = 4;
 constexpr int kChanStage = kThreads * kChanLoads * 16;
 constexpr int kMaxChannels = 16;
-// An interleaved destination's stage: its tile's run at its 16-byte phase, in whole vectors
-// (src/convert.rs CHANNEL_DST_STAGE_BYTES; the planner keeps a tile's run within it).
-constexpr int kChanDstStage = 16 * 1024;
 
 struct ChannelParams {
   ConvertDesc d;
@@ -1005,7 +1002,6 @@ struct ChannelParams {
   int src_run_vecs;     // planar source: stage vectors per row (its tile_w elements and a phase)
   int src_pitch;        // planar source: stage bytes from one row to the next (an odd count of vectors)
   int dst_run_vecs;     // planar destination: vectors per row (the same, of the destination)
-  int dst_stage;        // interleaved destination: its stage's bytes (the tile's run, whole vectors)
 };
 
 // Channels route (one side interleaved, the other planar): a block converts the (C, tile_w) tile
@@ -1031,8 +1027,6 @@ __global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ C
   };
   __shared__ Channel chan[kMaxChannels];
   __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
-  // An interleaved destination's run, converted (dynamic: p.dst_stage bytes, 0 when planar).
-  extern __shared__ __align__(16) unsigned char dstage[];
   ConvertDesc const& d = p.d;
   Coefficients const k = coefficients(d, s_mean, s_mul);
   int const cm = static_cast<int>(d.mode_a), wm = static_cast<int>(d.mode_b), C = p.channels;
@@ -1142,30 +1136,42 @@ __global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ C
       }
     };
     if (!p.src_interleaved) {
-      // The destination is interleaved: one run of nw * C elements, element (w, c) at w * C + c.
-      // Each planar stage row is converted with its channel's (mean, mul), read once, into the
-      // destination stage at the run's 16-byte phase (a lane a pixel); then the run goes out of
-      // that stage by whole aligned vectors, only the two its ends cut element by element.
+      // The destination is interleaved: one run of nw * C elements, element e = (w, c) =
+      // (e / C, e % C); the channel steps with each element.
       int const n = nw * C, ph = static_cast<int>(dst0 & 15);
-      for (int c = 0; c < C; ++c) {
-        Channel const ch = chan[c];
-        DU* const out = reinterpret_cast<DU*>(dstage + ph) + c;
-#pragma unroll 4
-        for (int w = tid; w < nw; w += kThreads) out[w * C] = element(ch.row + w * step, ch);
-      }
-      __syncthreads();
       int const vecs = (ph + n * DW + 15) / 16;
+      float const inv_c = __fdividef(1.0f, static_cast<float>(C));
       DU* const first = reinterpret_cast<DU*>(dst0 - ph);
       for (int s = tid; s < vecs; s += kThreads) {
         int const e0 = (16 * s - ph) / DW;  // may be negative: the run starts inside vector 0
+        int const ea = e0 < 0 ? 0 : e0;
+        int w = static_cast<int>((static_cast<float>(ea) + 0.5f) * inv_c), c = ea - w * C;
+        int base = w * step;
+        DU y[kV];
         if (e0 >= 0 && e0 + kV <= n) {
-          *reinterpret_cast<uint4*>(first + s * kV) = *reinterpret_cast<uint4 const*>(dstage + 16 * s);
-        } else {
-          DU const* const in = reinterpret_cast<DU const*>(dstage + 16 * s);
           CUTE_UNROLL
-          for (int i = 0; i < kV; ++i)
-            if (e0 + i >= 0 && e0 + i < n) first[s * kV + i] = in[i];
+          for (int i = 0; i < kV; ++i) {
+            Channel const ch = chan[c];
+            y[i] = element(ch.row + base, ch);
+            if (++c == C) {
+              c = 0;
+              base += step;
+            }
+          }
+        } else {
+          CUTE_UNROLL
+          for (int i = 0; i < kV; ++i) {
+            if (e0 + i >= ea && e0 + i < n) {
+              Channel const ch = chan[c];
+              y[i] = element(ch.row + base, ch);
+              if (++c == C) {
+                c = 0;
+                base += step;
+              }
+            }
+          }
         }
+        put(first + s * kV, y, e0, n);
       }
     } else if (C == 1 || ((static_cast<std::uint64_t>(dsc) * DW) & 15) == 0) {
       // The destination is planar, C rows of nw elements (row c at dst0 + c * dsc elements), all
@@ -1287,11 +1293,7 @@ void run(ConvertDesc const& d) {
     p.src_run_vecs = static_cast<int>((d.tile_a * SW + 30) / 16);
     p.src_pitch = 16 * (p.src_run_vecs | 1);
     p.dst_run_vecs = static_cast<int>((d.tile_a * DW + 30) / 16);
-    std::int64_t const run_bytes = d.tile_a * p.channels * DW;
-    if (!p.src_interleaved && run_bytes > kChanDstStage - 15)
-      throw std::invalid_argument("channels tile's destination run does not fit its stage");
-    p.dst_stage = p.src_interleaved ? 0 : static_cast<int>((15 + run_bytes + 15) / 16 * 16);
-    convert_channels<SW, DW><<<static_cast<unsigned>(d.blocks), kThreads, p.dst_stage, stream>>>(p);
+    convert_channels<SW, DW><<<static_cast<unsigned>(d.blocks), kThreads, 0, stream>>>(p);
     check_launch("convert_channels");
   } else {
     TileParams p{};
