@@ -1,7 +1,7 @@
 // Launch probe (issue 22): the host's issue time of one kernel launch, by what the launch carries.
 // The crate's kept plan launches the lean run kernel (one 144-byte row descriptor and three 8-byte
-// words, 128 threads a block) and a kept Batch the general realign kernel (the descriptor, a
-// descriptor array pointer and six more words, 256 threads); both bodies here are empty, so any
+// words, 168 bytes, 128 threads a block) and a kept Batch the general realign kernel (the descriptor,
+// a descriptor array pointer and seven more fields, 224 bytes, 256 threads); both bodies are empty, so any
 // difference between the rows is the launch itself (parameter bytes, block shape, grid).
 //
 //   nvcc -O2 -arch=sm_90 tools/launch_probe.cu -o /tmp/launch_probe && /tmp/launch_probe
