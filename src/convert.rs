@@ -496,7 +496,8 @@ pub enum ChannelStage {
     /// Shared memory: the tile's source bytes staged raw by aligned 16-byte vectors, each run at
     /// its own 16-byte phase, one barrier, then every destination vector gathered from the stage.
     Shared,
-    /// Registers, 3 or 4 packed channels on the interleaved side; no stage, no barrier. An
+    /// Registers, 3 or 4 packed channels on the interleaved side and destination elements of 2
+    /// bytes or more; no stage, no barrier. An
     /// interleaved source (`convert_channels_regs`, planes at one 16-byte phase): a thread loads
     /// the pixels of one destination vector straight from global memory (`16 / dw` pixels,
     /// [`MAX_PIXEL_BYTES`] at most) and stores that vector of every plane. An interleaved
@@ -526,7 +527,8 @@ fn gcd(a: usize, b: usize) -> usize {
 /// phase rotates off a pixel boundary).
 const MAX_GROUP_BYTES: usize = 128;
 
-/// The register stage's rule: 3 or 4 channels packed on the interleaved side. An interleaved
+/// The register stage's rule: 3 or 4 channels packed on the interleaved side, a destination
+/// element of 2 bytes or more. An interleaved
 /// source's pixels hold exactly its channels (`(c, w):(1, C)`), its planes are `plane` elements
 /// apart and keep one 16-byte phase, and a destination vector's pixels lie within
 /// [`MAX_PIXEL_BYTES`] of source (`(16 / dw) x C x sw`: widening or same-width pairs). An
@@ -538,7 +540,9 @@ fn register_stage(
     plane: usize,
     (sw, dw): (usize, usize),
 ) -> bool {
-    if channels != 3 && channels != 4 {
+    // 1-byte destinations keep the shared stage: their 16-element vectors would unroll 48 to 64
+    // conversions per scalar type pair into the register kernels, most of their build
+    if (channels != 3 && channels != 4) || dw < 2 {
         return false;
     }
     match interleaved {
@@ -1588,6 +1592,19 @@ mod tests {
                 }
             ),
             "{p16}"
+        );
+        // a 1-byte destination (u8 -> u8 normalized) keeps the shared-memory stage
+        let src = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
+        let p8 = ConvertPlan::new(DType::U8, DType::U8, src, rm(&[64, 3, 224, 224]), &cvt).unwrap();
+        assert!(
+            matches!(
+                p8.route,
+                ConvertRoute::Channels {
+                    stage: ChannelStage::Shared,
+                    ..
+                }
+            ),
+            "{p8}"
         );
         // pixels of 4 elements (RGBX, 3 channels read): the shared-memory stage, 2048 blocks of
         // 1568 pixels; its planes of 224 x 224 f32 are whole 16-byte vectors apart: one vector

@@ -1242,6 +1242,13 @@ __global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ C
 }
 
 // ---- Channels in registers ------------------------------------------------------------------------
+//
+// The register kind of the channels route (src/convert.rs `ChannelStage::Registers`): 3 or 4 packed
+// channels on the interleaved side, destinations of 2 bytes or more. Its kernels move raw bits
+// (loads, the channel interleave, stores: compiled once per width pair and channel count) and
+// convert one fixed block of elements per thread in between, the only code compiled per scalar
+// type pair (the build's cost: a 1-byte destination's 16-element vectors would unroll 48 to 64
+// conversions per type pair, and those keep the shared stage).
 
 // The bytes [a, a + N) as 32-bit words, the low byte first (w[k] holds bytes 4k .. 4k + 3; bytes
 // past N are zero), loaded as units of U bytes (U divides N and the address).
@@ -1261,8 +1268,7 @@ CUTE_DEVICE void load_units(std::uint64_t a, std::uint32_t (&w)[(N + 3) / 4]) {
   }
 }
 
-// The N bytes of packed pixels at `a` (any address inside one span): by the widest unit that both
-// N and the address allow.
+// The N bytes of packed pixels at `a`: by the widest unit that both N and the address allow.
 template <int N>
 CUTE_DEVICE void load_pixels(std::uint64_t a, std::uint32_t (&w)[(N + 3) / 4]) {
   constexpr int kU = N % 16 == 0 ? 16 : N % 8 == 0 ? 8 : N % 4 == 0 ? 4 : N % 2 == 0 ? 2 : 1;
@@ -1279,8 +1285,8 @@ CUTE_DEVICE void load_pixels(std::uint64_t a, std::uint32_t (&w)[(N + 3) / 4]) {
   }
 }
 
-// The W-byte element at byte `o` of words `w` (o a multiple of W: it lies in one word, or two
-// for 8 bytes).
+// The W-byte element at byte `o` of words `w` (o a multiple of W: it lies in one word, or two for
+// 8 bytes).
 template <int W, int N>
 CUTE_DEVICE cute::uint_byte_t<W> element_at(std::uint32_t const (&w)[N], int o) {
   if constexpr (W == 8) {
@@ -1292,124 +1298,16 @@ CUTE_DEVICE cute::uint_byte_t<W> element_at(std::uint32_t const (&w)[N], int o) 
   }
 }
 
-// Whether the channels route's register kind has an instantiation for C packed channels of SW
-// bytes into DW-byte planes: a destination vector's pixels are 64 bytes or fewer of the source.
-template <int SW, int DW, int C>
-constexpr bool kChannelRegs = (16 / DW) * C * SW <= 64;
-
-// Channels route, register kind (src/convert.rs `ChannelStage::Registers`): an interleaved source
-// of C packed channels (a pixel's C elements side by side, the next pixel right after them) into C
-// destination planes whose rows all sit at one 16-byte phase. No stage and no barrier after the
-// coefficients: a thread takes destination vector j of the tile's rows, loads the C x 16 / DW
-// elements of its pixels straight from global memory into registers (16 / DW pixels: 12 bytes for
-// u8 -> f32 RGB, by the widest aligned units), converts them, and stores one 16-byte vector to
-// each of the C planes. A warp's lanes store consecutive vectors of one plane (512 bytes a store
-// instruction) and load consecutive pixel runs. Only the vectors a row's ends cut go element by
-// element (loads and stores).
-template <int SW, int DW, int C>
-__global__ void __launch_bounds__(kThreads) convert_channels_regs(__grid_constant__ ChannelParams const p) {
-  using SU = cute::uint_byte_t<SW>;
-  using DU = cute::uint_byte_t<DW>;
-  constexpr int kV = 16 / DW;           // elements a destination vector
-  constexpr int kBytes = kV * C * SW;   // its pixels' bytes in the source
-  constexpr int kWords = (kBytes + 3) / 4;
-  __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
-  ConvertDesc const& d = p.d;
-  Coefficients const k = coefficients(d, s_mean, s_mul);
-  int const cm = static_cast<int>(d.mode_a), wm = static_cast<int>(d.mode_b);
-  int t = static_cast<int>(blockIdx.x), iw;
-  t = p.tiles_w.divmod(iw, t);
-  OtherOffsets const off = other_offsets(p.others, d, t);
-  std::int64_t const tw = d.tile_a, w0 = static_cast<std::int64_t>(iw) * tw;
-  int const nw = static_cast<int>(cute::min<std::int64_t>(tw, d.shape[wm] - w0));
-  std::int64_t const dsc = d.dst_stride[cm], dsw = d.dst_stride[wm];
-  // pixel e of the tile at src0 + e * C * SW; its channel c's plane at dst0 + c * dsc elements
-  std::uint64_t const src0 = d.src + static_cast<std::uint64_t>((off.src + w0 * C) * SW);
-  std::uint64_t const dst0 = d.dst + static_cast<std::uint64_t>((off.dst + w0 * dsw) * DW);
-  float mean[C], mul[C];
-  CUTE_UNROLL
-  for (int c = 0; c < C; ++c) {
-    mean[c] = 0.f;
-    mul[c] = 1.f;
-    if (d.affine) {
-      // as convert_channels: (x / div) % channels of the channel-mode coordinate x
-      unsigned const x = static_cast<unsigned>(d.chan_mode == cm ? c : off.chan);
-      unsigned const ch = d.chan_mode < 0 ? 0u : x / static_cast<unsigned>(d.chan_div) % static_cast<unsigned>(d.channels);
-      mean[c] = k.mean[ch];
-      mul[c] = k.mul[ch];
-    }
-  }
-  int const ph = static_cast<int>(dst0 & 15);
-  DU* const first = reinterpret_cast<DU*>(dst0 - ph);
-  auto body = [&](auto s_, auto t_, auto affine_) {
-    using S = decltype(s_);
-    using D = decltype(t_);
-    auto value = [&](SU x, int c) -> DU {
-      if constexpr (decltype(affine_)::value) {
-        return bits_as<DU>(convert_affine<S, D>(bits_as<S>(x), mean[c], mul[c]));
-      } else {
-        return bits_as<DU>(convert<S, D>(bits_as<S>(x)));
-      }
-    };
-    for (int j = static_cast<int>(threadIdx.x); j < p.dst_run_vecs; j += kThreads) {
-      int const e0 = (16 * j - ph) / DW;  // exact: dst0 is DW-aligned
-      if (e0 >= nw) break;
-      DU* out = first + j * kV;
-      if (e0 >= 0 && e0 + kV <= nw) {
-        std::uint32_t w[kWords];
-        load_pixels<kBytes>(src0 + static_cast<std::uint64_t>(e0 * C * SW), w);
-        CUTE_UNROLL
-        for (int c = 0; c < C; ++c, out += dsc) {
-          DU y[kV];
-          CUTE_UNROLL
-          for (int i = 0; i < kV; ++i) y[i] = value(element_at<SW>(w, (i * C + c) * SW), c);
-          uint4 v;
-          memcpy(&v, y, 16);
-          *reinterpret_cast<uint4*>(out) = v;
-        }
-      } else {
-        SU const* const px = reinterpret_cast<SU const*>(src0);
-        CUTE_UNROLL
-        for (int c = 0; c < C; ++c, out += dsc) {
-          CUTE_UNROLL
-          for (int i = 0; i < kV; ++i)
-            if (e0 + i >= 0 && e0 + i < nw) out[i] = value(px[(e0 + i) * C + c], c);
-        }
-      }
-    }
-  };
-  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
-    if (d.affine) {
-      body(s_, t_, std::true_type{});
-    } else {
-      body(s_, t_, std::false_type{});
-    }
-  });
-}
-
-// The pixels of one group of the register kind with an interleaved destination: the fewest whole
-// pixels whose C channels of DW bytes fill whole 16-byte vectors (src/convert.rs group_pixels).
-constexpr int group_pixels(int C, int DW) {
-  int const cb = C * DW;
-  return 16 / (cb % 16 == 0 ? 16 : cb % 8 == 0 ? 8 : cb % 4 == 0 ? 4 : cb % 2 == 0 ? 2 : 1);
-}
-
-// Whether the register kind with an interleaved destination has an instantiation for C planar
-// rows of SW-byte elements into C packed DW-byte channels: a group's source (kP + 1 pixels of
-// each row, one more for a rotated group) within 128 bytes.
-template <int SW, int DW, int C>
-constexpr bool kChannelRegsDst = (group_pixels(C, DW) + 1) * SW * C <= 128;
-
-// The K elements of W bytes at `a`, inside the span [lo, hi): for W <= 2 the aligned words
-// around them, funnel-shifted into place, when those words lie inside the span (the span's ends
-// element by element); wider elements one load each.
+// The K elements of W bytes at `a`, inside the span [lo, hi): for W <= 2 the aligned words around
+// them, funnel-shifted into place, when those words lie inside the span (the span's ends element
+// by element); wider elements one load each. Elements from `n` on are not read (0).
 template <int W, int K>
-CUTE_DEVICE void load_row(std::uint64_t a, std::uint64_t lo, std::uint64_t hi, cute::uint_byte_t<W> (&x)[K]) {
+CUTE_DEVICE void load_row(std::uint64_t a, std::uint64_t lo, std::uint64_t hi, int n, cute::uint_byte_t<W> (&x)[K]) {
   using U = cute::uint_byte_t<W>;
   if constexpr (W <= 2) {
     constexpr int kW = (K * W + 3) / 4 + 1;  // words over K * W bytes at any phase
     std::uint64_t const base = a & ~std::uint64_t{3};
-    if (base >= lo && base + 4 * kW <= hi) {
+    if (n >= K && base >= lo && base + 4 * kW <= hi) {
       std::uint32_t w[kW];
       CUTE_UNROLL
       for (int i = 0; i < kW; ++i) w[i] = reinterpret_cast<std::uint32_t const*>(base)[i];
@@ -1424,23 +1322,178 @@ CUTE_DEVICE void load_row(std::uint64_t a, std::uint64_t lo, std::uint64_t hi, c
   }
   U const* const e = reinterpret_cast<U const*>(a);
   CUTE_UNROLL
-  for (int k = 0; k < K; ++k) x[k] = e[k];
+  for (int k = 0; k < K; ++k) x[k] = k < n ? e[k] : U(0);
 }
 
-// Channels route, register kind with an interleaved destination (src/convert.rs
-// `ChannelStage::Registers`, `Interleaved::Destination`): C planar source rows (any offset, any
-// pitch) into one run of C packed channels. The run's aligned 16-byte vectors go in groups of kG
-// (kP whole pixels' worth, 3 vectors of 8 bf16 for RGB): a thread takes a group, loads the kP
-// elements under it from each of the C rows (one more when the run's 16-byte phase rotates the
-// group off a pixel boundary, the rotation the same for every group of a tile and switched on
-// once), by aligned words funnel-shifted into place for 1- and 2-byte elements; interleaves,
-// converts and stores the kG vectors whole. No stage and no barrier after the coefficients. Only
-// the groups the run's ends cut go element by element.
+// The channel coefficients of the tile's C channels, in registers: (x / div) % channels of the
+// channel-mode coordinate x (c itself, or the block's coordinate of another mode), as
+// convert_channels reads them.
+template <int C>
+CUTE_DEVICE void channel_coefficients(ConvertDesc const& d, Coefficients k, int cm, std::int64_t chan, float (&mean)[C],
+                                      float (&mul)[C]) {
+  CUTE_UNROLL
+  for (int c = 0; c < C; ++c) {
+    mean[c] = 0.f;
+    mul[c] = 1.f;
+    if (d.affine) {
+      unsigned const x = static_cast<unsigned>(d.chan_mode == cm ? c : chan);
+      unsigned const ch = d.chan_mode < 0 ? 0u : x / static_cast<unsigned>(d.chan_div) % static_cast<unsigned>(d.channels);
+      mean[c] = k.mean[ch];
+      mul[c] = k.mul[ch];
+    }
+  }
+}
+
+// x[c][i] -> y[c][i]: the block of a register-kind thread, channel c with (mean[c], mul[c]); the
+// one piece compiled per scalar type pair.
+template <int SW, int DW, int C, int K>
+CUTE_DEVICE void convert_block(ConvertDesc const& d, cute::uint_byte_t<SW> const (&x)[C][K], float const (&mean)[C],
+                               float const (&mul)[C], cute::uint_byte_t<DW> (&y)[C][K]) {
+  using DU = cute::uint_byte_t<DW>;
+  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
+    using S = decltype(s_);
+    using D = decltype(t_);
+    if (d.affine) {
+      CUTE_UNROLL
+      for (int c = 0; c < C; ++c) {
+        CUTE_UNROLL
+        for (int i = 0; i < K; ++i) y[c][i] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(x[c][i]), mean[c], mul[c]));
+      }
+    } else {
+      CUTE_UNROLL
+      for (int c = 0; c < C; ++c) {
+        CUTE_UNROLL
+        for (int i = 0; i < K; ++i) y[c][i] = bits_as<DU>(convert<S, D>(bits_as<S>(x[c][i])));
+      }
+    }
+  });
+}
+
+// Whether the register kind with an interleaved source has an instantiation for C packed channels
+// of SW bytes into DW-byte planes: a destination of 2 bytes or more, a vector's pixels 64 bytes or
+// fewer of the source.
+template <int SW, int DW, int C>
+constexpr bool kChannelRegs = DW >= 2 && (16 / DW) * C * SW <= 64;
+
+// Channels route, register kind with an interleaved source: C packed channels (a pixel's C
+// elements side by side, the next pixel right after them) into C destination planes whose rows
+// all sit at one 16-byte phase. No stage and no barrier after the coefficients: a thread takes
+// destination vector j of the tile's rows, loads the C x 16 / DW elements of its pixels straight
+// from global memory into registers (16 / DW pixels: 12 bytes for u8 -> f32 RGB, by the widest
+// aligned units), converts them, and stores one 16-byte vector to each of the C planes. A warp's
+// lanes store consecutive vectors of one plane (512 bytes a store instruction) and load
+// consecutive pixel runs. Only the vectors a row's ends cut go element by element.
+template <int SW, int DW, int C>
+__global__ void __launch_bounds__(kThreads) convert_channels_regs(__grid_constant__ ChannelParams const p) {
+  using SU = cute::uint_byte_t<SW>;
+  using DU = cute::uint_byte_t<DW>;
+  constexpr int kV = 16 / DW;          // elements a destination vector
+  constexpr int kBytes = kV * C * SW;  // its pixels' bytes in the source
+  __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
+  ConvertDesc const& d = p.d;
+  Coefficients const k = coefficients(d, s_mean, s_mul);
+  int const cm = static_cast<int>(d.mode_a), wm = static_cast<int>(d.mode_b);
+  int t = static_cast<int>(blockIdx.x), iw;
+  t = p.tiles_w.divmod(iw, t);
+  OtherOffsets const off = other_offsets(p.others, d, t);
+  std::int64_t const tw = d.tile_a, w0 = static_cast<std::int64_t>(iw) * tw;
+  int const nw = static_cast<int>(cute::min<std::int64_t>(tw, d.shape[wm] - w0));
+  std::int64_t const dsc = d.dst_stride[cm], dsw = d.dst_stride[wm];
+  // pixel e of the tile at src0 + e * C * SW; its channel c's plane at dst0 + c * dsc elements
+  std::uint64_t const src0 = d.src + static_cast<std::uint64_t>((off.src + w0 * C) * SW);
+  std::uint64_t const dst0 = d.dst + static_cast<std::uint64_t>((off.dst + w0 * dsw) * DW);
+  float mean[C], mul[C];
+  channel_coefficients<C>(d, k, cm, off.chan, mean, mul);
+  int const ph = static_cast<int>(dst0 & 15);
+  DU* const first = reinterpret_cast<DU*>(dst0 - ph);
+  for (int j = static_cast<int>(threadIdx.x); j < p.dst_run_vecs; j += kThreads) {
+    int const e0 = (16 * j - ph) / DW;  // exact: dst0 is DW-aligned
+    if (e0 >= nw) break;
+    bool const whole = e0 >= 0 && e0 + kV <= nw;
+    SU x[C][kV];
+    if (whole) {
+      std::uint32_t w[(kBytes + 3) / 4];
+      load_pixels<kBytes>(src0 + static_cast<std::uint64_t>(e0 * C * SW), w);
+      CUTE_UNROLL
+      for (int c = 0; c < C; ++c) {
+        CUTE_UNROLL
+        for (int i = 0; i < kV; ++i) x[c][i] = element_at<SW>(w, (i * C + c) * SW);
+      }
+    } else {
+      SU const* const px = reinterpret_cast<SU const*>(src0);
+      CUTE_UNROLL
+      for (int c = 0; c < C; ++c) {
+        CUTE_UNROLL
+        for (int i = 0; i < kV; ++i) x[c][i] = e0 + i >= 0 && e0 + i < nw ? px[(e0 + i) * C + c] : SU(0);
+      }
+    }
+    DU y[C][kV];
+    convert_block<SW, DW, C, kV>(d, x, mean, mul, y);
+    DU* out = first + j * kV;
+    CUTE_UNROLL
+    for (int c = 0; c < C; ++c, out += dsc) {
+      if (whole) {
+        uint4 v;
+        memcpy(&v, y[c], 16);
+        *reinterpret_cast<uint4*>(out) = v;
+      } else {
+        CUTE_UNROLL
+        for (int i = 0; i < kV; ++i)
+          if (e0 + i >= 0 && e0 + i < nw) out[i] = y[c][i];
+      }
+    }
+  }
+}
+
+// The pixels of one group of the register kind with an interleaved destination: the fewest whole
+// pixels whose C channels of DW bytes fill whole 16-byte vectors (src/convert.rs group_pixels).
+constexpr int group_pixels(int C, int DW) {
+  int const cb = C * DW;
+  return 16 / (cb % 16 == 0 ? 16 : cb % 8 == 0 ? 8 : cb % 4 == 0 ? 4 : cb % 2 == 0 ? 2 : 1);
+}
+
+// Whether the register kind with an interleaved destination has an instantiation for C planar
+// rows of SW-byte elements into C packed DW-byte channels: a destination of 2 bytes or more, a
+// group's source (one pixel more than a group, of each row) within 128 bytes.
+template <int SW, int DW, int C>
+constexpr bool kChannelRegsDst = DW >= 2 && (group_pixels(C, DW) + 1) * SW * C <= 128;
+
+// The run's elements [e0, e0 + kE) of a group rotated R elements past a pixel boundary, from the
+// converted pixels y[c][i] (pixel i of the group's first): element e is channel (R + e) % C of
+// pixel (R + e) / C. Whole groups store kG vectors, cut ones only their elements in [0, n).
+template <int R, int DW, int C, int kN, int kE>
+CUTE_DEVICE void store_group(cute::uint_byte_t<DW> const (&y)[C][kN], cute::uint_byte_t<DW>* out, int e0, int n,
+                             bool whole) {
+  using DU = cute::uint_byte_t<DW>;
+  DU z[kE];
+  CUTE_UNROLL
+  for (int e = 0; e < kE; ++e) z[e] = y[(R + e) % C][(R + e) / C];
+  if (whole) {
+    uint4 v[kE * DW / 16];
+    memcpy(v, z, sizeof(v));
+    CUTE_UNROLL
+    for (int q = 0; q < kE * DW / 16; ++q) reinterpret_cast<uint4*>(out)[q] = v[q];
+  } else {
+    CUTE_UNROLL
+    for (int e = 0; e < kE; ++e)
+      if (e0 + e >= 0 && e0 + e < n) out[e] = z[e];
+  }
+}
+
+// Channels route, register kind with an interleaved destination: C planar source rows (any
+// offset, any pitch) into one run of C packed channels. The run's aligned 16-byte vectors go in
+// groups of kG (kP whole pixels' worth: 3 vectors of 8 bf16 for RGB): a thread takes a group, loads
+// the kP + 1 pixels under it from each of the C rows (by aligned words funnel-shifted into place
+// for 1- and 2-byte elements), converts them, and interleaves them into the kG vectors at the
+// group's rotation (the run's 16-byte phase puts every group of a tile the same number of
+// elements past a pixel boundary: switched on once per group, not per element) and stores them
+// whole. No stage and no barrier after the coefficients. Only the groups the run's ends cut go
+// element by element.
 template <int SW, int DW, int C>
 __global__ void __launch_bounds__(kThreads) convert_channels_regs_dst(__grid_constant__ ChannelParams const p) {
   using SU = cute::uint_byte_t<SW>;
   using DU = cute::uint_byte_t<DW>;
-  constexpr int kP = group_pixels(C, DW), kE = kP * C, kG = kE * DW / 16, kV = 16 / DW;
+  constexpr int kP = group_pixels(C, DW), kE = kP * C, kN = kP + 1;
   __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
   ConvertDesc const& d = p.d;
   Coefficients const k = coefficients(d, s_mean, s_mul);
@@ -1456,81 +1509,42 @@ __global__ void __launch_bounds__(kThreads) convert_channels_regs_dst(__grid_con
   std::uint64_t const dst0 = d.dst + static_cast<std::uint64_t>((off.dst + w0 * C) * DW);
   std::uint64_t const lo = d.src, hi = d.src + static_cast<std::uint64_t>(d.src_span);
   float mean[C], mul[C];
-  CUTE_UNROLL
-  for (int c = 0; c < C; ++c) {
-    mean[c] = 0.f;
-    mul[c] = 1.f;
-    if (d.affine) {
-      unsigned const x = static_cast<unsigned>(d.chan_mode == cm ? c : off.chan);
-      unsigned const ch = d.chan_mode < 0 ? 0u : x / static_cast<unsigned>(d.chan_div) % static_cast<unsigned>(d.channels);
-      mean[c] = k.mean[ch];
-      mul[c] = k.mul[ch];
-    }
-  }
+  channel_coefficients<C>(d, k, cm, off.chan, mean, mul);
   int const n = nw * C, ph = static_cast<int>(dst0 & 15), lead = ph / DW;
   int const rot = (C - lead % C) % C;  // group g's first element, kE g - lead, is rot past a pixel
-  int const groups = (ph + n * DW + 16 * kG - 1) / (16 * kG);
+  int const groups = (ph + n * DW + kE * DW - 1) / (kE * DW);
   DU* const first = reinterpret_cast<DU*>(dst0 - ph);
-  auto body = [&](auto s_, auto t_, auto affine_) {
-    using S = decltype(s_);
-    using D = decltype(t_);
-    auto value = [&](SU x, int c) -> DU {
-      if constexpr (decltype(affine_)::value) {
-        return bits_as<DU>(convert_affine<S, D>(bits_as<S>(x), mean[c], mul[c]));
+  for (int g = static_cast<int>(threadIdx.x); g < groups; g += kThreads) {
+    int const e0 = kE * g - lead;
+    int const p0 = (e0 - rot) / C;  // exact (e0 - rot is a multiple of C), negative for a first cut group
+    // the group's pixels [p0, p0 + kN) inside the tile: from `skip` on, `avail` of them
+    int const skip = p0 < 0 ? -p0 : 0;
+    int const avail = cute::min(nw - p0, kN) - skip;
+    SU x[C][kN];
+    CUTE_UNROLL
+    for (int c = 0; c < C; ++c) {
+      std::uint64_t const row = src0 + static_cast<std::uint64_t>((c * ssc + p0) * SW);
+      if (skip == 0) {
+        load_row<SW, kN>(row, lo, hi, avail, x[c]);
       } else {
-        return bits_as<DU>(convert<S, D>(bits_as<S>(x)));
-      }
-    };
-    auto whole = [&](auto r_, int g) {
-      constexpr int R = decltype(r_)::value;
-      constexpr int kN = kP + (R > 0 ? 1 : 0);
-      int const p0 = (kE * g - lead - R) / C;  // the group's first pixel (exact)
-      SU x[C][kN];
-      CUTE_UNROLL
-      for (int c = 0; c < C; ++c) load_row<SW, kN>(src0 + static_cast<std::uint64_t>((c * ssc + p0) * SW), lo, hi, x[c]);
-      DU y[kE];
-      CUTE_UNROLL
-      for (int e = 0; e < kE; ++e) y[e] = value(x[(R + e) % C][(R + e) / C], (R + e) % C);
-      uint4 v[kG];
-      memcpy(v, y, sizeof(v));
-      CUTE_UNROLL
-      for (int q = 0; q < kG; ++q) reinterpret_cast<uint4*>(first)[g * kG + q] = v[q];
-    };
-    for (int g = static_cast<int>(threadIdx.x); g < groups; g += kThreads) {
-      int const e0 = kE * g - lead;
-      if (e0 >= 0 && e0 + kE <= n) {
-        switch (rot) {
-          case 0: whole(std::integral_constant<int, 0>{}, g); break;
-          case 1: whole(std::integral_constant<int, 1>{}, g); break;
-          case 2: whole(std::integral_constant<int, 2>{}, g); break;
-          default:
-            if constexpr (C > 3) whole(std::integral_constant<int, 3>{}, g);
-            break;
-        }
-      } else {
-        DU* const out = first + g * kG * kV;
-        SU const* const rows = reinterpret_cast<SU const*>(src0);
+        SU const* const e = reinterpret_cast<SU const*>(row);
         CUTE_UNROLL
-        for (int e = 0; e < kE; ++e) {
-          int const at = e0 + e;
-          if (at < 0 || at >= n) continue;
-          int const px = at / C, c = at - px * C;
-          SU const x = rows[c * ssc + px];
-          // c is a run-time channel here: select among the unrolled ones (no indexed registers)
-          CUTE_UNROLL
-          for (int cc = 0; cc < C; ++cc)
-            if (cc == c) out[e] = value(x, cc);
-        }
+        for (int i = 0; i < kN; ++i) x[c][i] = i >= skip && i - skip < avail ? e[i] : SU(0);
       }
     }
-  };
-  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
-    if (d.affine) {
-      body(s_, t_, std::true_type{});
-    } else {
-      body(s_, t_, std::false_type{});
+    DU y[C][kN];
+    convert_block<SW, DW, C, kN>(d, x, mean, mul, y);
+    bool const whole = e0 >= 0 && e0 + kE <= n;
+    DU* const out = first + g * kE;
+    switch (rot) {
+      case 0: store_group<0, DW, C, kN, kE>(y, out, e0, n, whole); break;
+      case 1: store_group<1, DW, C, kN, kE>(y, out, e0, n, whole); break;
+      case 2: store_group<2, DW, C, kN, kE>(y, out, e0, n, whole); break;
+      default:
+        if constexpr (C > 3) store_group<3, DW, C, kN, kE>(y, out, e0, n, whole);
+        break;
     }
-  });
+  }
 }
 
 int log2_of(std::int64_t x) {
