@@ -500,7 +500,7 @@ pub enum ChannelStage {
     /// bytes or more; no stage, no barrier. An
     /// interleaved source (`convert_channels_regs`, planes at one 16-byte phase): a thread loads
     /// the pixels of one destination vector straight from global memory (`16 / dw` pixels,
-    /// [`MAX_PIXEL_BYTES`] at most) and stores that vector of every plane. An interleaved
+    /// 64 bytes at most) and stores that vector of every plane. An interleaved
     /// destination (`convert_channels_regs_dst`, planes at any offset and pitch): a thread takes
     /// the fewest whole pixels that fill whole destination vectors ([`group_pixels`]), loads their
     /// elements from each plane (aligned words funnel-shifted into place) and stores the vectors.
