@@ -318,6 +318,7 @@ void launch_convert(ConvertDesc const& t) {
       // kernel's whole-vector stores); an interleaved destination: a group's pixels (the fewest
       // whole pixels that fill whole vectors, one more of each plane) in 128 bytes or fewer
       require(C == 3 || C == 4, "channels in registers: 3 or 4 channels");
+      require(sw <= 4 && (dw == 2 || dw == 4), "channels in registers: sources of 1 to 4 bytes, destinations of 2 or 4");
       require(t.tile_a <= (std::int64_t{1} << 20), "channels in registers: more than 2^20 pixels a tile");
       if (src_il) {
         require(t.src_stride[w] == C, "channels in registers: a source pixel of other than C elements");

@@ -496,8 +496,8 @@ pub enum ChannelStage {
     /// Shared memory: the tile's source bytes staged raw by aligned 16-byte vectors, each run at
     /// its own 16-byte phase, one barrier, then every destination vector gathered from the stage.
     Shared,
-    /// Registers, 3 or 4 packed channels on the interleaved side and destination elements of 2
-    /// bytes or more; no stage, no barrier. An
+    /// Registers, 3 or 4 packed channels on the interleaved side, sources of 1 to 4 bytes into
+    /// destinations of 2 or 4 bytes; no stage, no barrier. An
     /// interleaved source (`convert_channels_regs`, planes at one 16-byte phase): a thread loads
     /// the pixels of one destination vector straight from global memory (`16 / dw` pixels,
     /// 64 bytes at most) and stores that vector of every plane. An interleaved
@@ -527,8 +527,17 @@ fn gcd(a: usize, b: usize) -> usize {
 /// phase rotates off a pixel boundary).
 const MAX_GROUP_BYTES: usize = 128;
 
-/// The register stage's rule: 3 or 4 channels packed on the interleaved side, a destination
-/// element of 2 bytes or more. An interleaved
+/// The width pairs the register stage is compiled for (`kRegisterWidths` in convert.cu): sources of
+/// 1 to 4 bytes into destinations of 2 or 4 (the image pairs: u8, f16, bf16 or f32 into f16, bf16
+/// or f32). Each register kernel converts one block of elements per scalar type pair; the other
+/// widths keep the shared stage for the build's sake (a 1-byte destination's 16-element vectors
+/// would unroll 48 to 64 conversions per type pair).
+fn register_widths(sw: usize, dw: usize) -> bool {
+    sw <= 4 && (dw == 2 || dw == 4)
+}
+
+/// The register stage's rule: 3 or 4 channels packed on the interleaved side, a width pair of
+/// [`register_widths`]. An interleaved
 /// source's pixels hold exactly its channels (`(c, w):(1, C)`), its planes are `plane` elements
 /// apart and keep one 16-byte phase, and a destination vector's pixels lie within
 /// [`MAX_PIXEL_BYTES`] of source (`(16 / dw) x C x sw`: widening or same-width pairs). An
@@ -540,9 +549,7 @@ fn register_stage(
     plane: usize,
     (sw, dw): (usize, usize),
 ) -> bool {
-    // 1-byte destinations keep the shared stage: their 16-element vectors would unroll 48 to 64
-    // conversions per scalar type pair into the register kernels, most of their build
-    if (channels != 3 && channels != 4) || dw < 2 {
+    if (channels != 3 && channels != 4) || !register_widths(sw, dw) {
         return false;
     }
     match interleaved {

@@ -668,7 +668,8 @@ fn channels_route_converts_random_images_both_ways_at_any_offset_pitch_and_crop(
                     "{p}"
                 );
                 let registers = (c == 3 || c == 4)
-                    && dw >= 2
+                    && sw <= 4
+                    && (dw == 2 || dw == 4)
                     && if to_interleaved {
                         (group_pixels(c, dw) + 1) * sw * c <= 128
                     } else {

@@ -1244,11 +1244,11 @@ __global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ C
 // ---- Channels in registers ------------------------------------------------------------------------
 //
 // The register kind of the channels route (src/convert.rs `ChannelStage::Registers`): 3 or 4 packed
-// channels on the interleaved side, destinations of 2 bytes or more. Its kernels move raw bits
-// (loads, the channel interleave, stores: compiled once per width pair and channel count) and
-// convert one fixed block of elements per thread in between, the only code compiled per scalar
-// type pair (the build's cost: a 1-byte destination's 16-element vectors would unroll 48 to 64
-// conversions per type pair, and those keep the shared stage).
+// channels on the interleaved side, sources of 1 to 4 bytes and destinations of 2 or 4 bytes (the
+// image pairs). Its kernels move raw bits (loads, the channel interleave, stores: compiled once per
+// width pair and channel count) and convert one fixed block of elements per thread in between, the
+// only code compiled per scalar type pair. The other widths keep the shared stage, for the build's
+// sake: a 1-byte destination's 16-element vectors would unroll 48 to 64 conversions per type pair.
 
 // The bytes [a, a + N) as 32-bit words, the low byte first (w[k] holds bytes 4k .. 4k + 3; bytes
 // past N are zero), loaded as units of U bytes (U divides N and the address).
@@ -1369,11 +1369,14 @@ CUTE_DEVICE void convert_block(ConvertDesc const& d, cute::uint_byte_t<SW> const
   });
 }
 
+// The width pairs of the register kind (src/convert.rs register_widths).
+template <int SW, int DW>
+constexpr bool kRegisterWidths = SW <= 4 && (DW == 2 || DW == 4);
+
 // Whether the register kind with an interleaved source has an instantiation for C packed channels
-// of SW bytes into DW-byte planes: a destination of 2 bytes or more, a vector's pixels 64 bytes or
-// fewer of the source.
+// of SW bytes into DW-byte planes: a vector's pixels 64 bytes or fewer of the source.
 template <int SW, int DW, int C>
-constexpr bool kChannelRegs = DW >= 2 && (16 / DW) * C * SW <= 64;
+constexpr bool kChannelRegs = kRegisterWidths<SW, DW> && (16 / DW) * C * SW <= 64;
 
 // Channels route, register kind with an interleaved source: C packed channels (a pixel's C
 // elements side by side, the next pixel right after them) into C destination planes whose rows
@@ -1453,10 +1456,10 @@ constexpr int group_pixels(int C, int DW) {
 }
 
 // Whether the register kind with an interleaved destination has an instantiation for C planar
-// rows of SW-byte elements into C packed DW-byte channels: a destination of 2 bytes or more, a
-// group's source (one pixel more than a group, of each row) within 128 bytes.
+// rows of SW-byte elements into C packed DW-byte channels: a group's source (one pixel more than
+// a group, of each row) within 128 bytes.
 template <int SW, int DW, int C>
-constexpr bool kChannelRegsDst = DW >= 2 && (group_pixels(C, DW) + 1) * SW * C <= 128;
+constexpr bool kChannelRegsDst = kRegisterWidths<SW, DW> && (group_pixels(C, DW) + 1) * SW * C <= 128;
 
 // The run's elements [e0, e0 + kE) of a group rotated R elements past a pixel boundary, from the
 // converted pixels y[c][i] (pixel i of the group's first): element e is channel (R + e) % C of
