@@ -310,9 +310,30 @@ void launch_convert(ConvertDesc const& t) {
     bool const dst_il = t.dst_stride[c] == 1 && t.src_stride[w] == 1 && t.dst_stride[w] == C;
     require(src_il != dst_il, "channels: one side interleaved (c, w):(1, >= C), the other planar (w unit-stride)");
     require(t.tile_a >= 1 && t.tile_a <= t.shape[w], "channels: pixels a tile");
-    std::int64_t const stage = src_il ? (15 + ((t.tile_a - 1) * t.src_stride[w] + C) * sw + 15) / 16 * 16
-                                      : C * 16 * (((t.tile_a * sw + 30) / 16) | 1);
-    require(stage <= 16384, "channels: the tile's source does not fit the 16 KiB stage");
+    // tile_b: the stage, 0 shared memory, 1 registers (convert_channels_regs)
+    require(t.tile_b == 0 || t.tile_b == 1, "channels: a stage of 0 (shared memory) or 1 (registers)");
+    if (t.tile_b == 1) {
+      // 3 or 4 packed channels on the interleaved side, int tile offsets; an interleaved source:
+      // a destination vector's pixels in 64 bytes or fewer, every plane at one 16-byte phase (the
+      // kernel's whole-vector stores); an interleaved destination: a group's pixels (the fewest
+      // whole pixels that fill whole vectors, one more of each plane) in 128 bytes or fewer
+      require(C == 3 || C == 4, "channels in registers: 3 or 4 channels");
+      require(sw <= 4 && (dw == 2 || dw == 4), "channels in registers: sources of 1 to 4 bytes, destinations of 2 or 4");
+      require(t.tile_a <= (std::int64_t{1} << 20), "channels in registers: more than 2^20 pixels a tile");
+      if (src_il) {
+        require(t.src_stride[w] == C, "channels in registers: a source pixel of other than C elements");
+        require((16 / dw) * C * sw <= 64, "channels in registers: a vector's pixels over 64 source bytes");
+        require((t.dst_stride[c] * dw) % 16 == 0, "channels in registers: planes not whole 16-byte vectors apart");
+      } else {
+        std::int64_t g = 16;
+        while ((C * dw) % g != 0) g /= 2;
+        require((16 / g + 1) * sw * C <= 128, "channels in registers: a group's pixels over 128 source bytes");
+      }
+    } else {
+      std::int64_t const stage = src_il ? (15 + ((t.tile_a - 1) * t.src_stride[w] + C) * sw + 15) / 16 * 16
+                                        : C * 16 * (((t.tile_a * sw + 30) / 16) | 1);
+      require(stage <= 16384, "channels: the tile's source does not fit the 16 KiB stage");
+    }
     require(!t.affine || t.chan_mode != static_cast<std::int32_t>(w), "channels: a channel along the pixel mode");
     require(t.tiles_a == (t.shape[w] + t.tile_a - 1) / t.tile_a && t.blocks == t.tiles_a * others,
             "channels: tile count does not match the shape");

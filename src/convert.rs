@@ -300,6 +300,8 @@ pub enum ConvertRoute {
         pixel_mode: usize,
         /// Which side holds a pixel's channels side by side.
         interleaved: Interleaved,
+        /// Where a tile's source waits between its loads and its stores.
+        stage: ChannelStage,
         /// Pixels a tile.
         tile: usize,
         /// Tiles along the pixel mode, and in all (every coordinate of the other modes).
@@ -488,6 +490,91 @@ pub enum Interleaved {
     Destination,
 }
 
+/// Where a channels tile's source waits between the loads and the stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelStage {
+    /// Shared memory: the tile's source bytes staged raw by aligned 16-byte vectors, each run at
+    /// its own 16-byte phase, one barrier, then every destination vector gathered from the stage.
+    Shared,
+    /// Registers, 3 or 4 packed channels on the interleaved side, sources of 1 to 4 bytes into
+    /// destinations of 2 or 4 bytes; no stage, no barrier. An
+    /// interleaved source (`convert_channels_regs`, planes at one 16-byte phase): a thread loads
+    /// the pixels of one destination vector straight from global memory (`16 / dw` pixels,
+    /// 16 to 64 bytes) and stores that vector of every plane. An interleaved
+    /// destination of a narrowing pair (`convert_channels_regs_dst`, f32 planes at any offset
+    /// and pitch into f16 or bf16): a thread takes
+    /// the fewest whole pixels that fill whole destination vectors ([`group_pixels`]), loads their
+    /// elements from each plane (aligned words funnel-shifted into place) and stores the vectors.
+    Registers,
+}
+
+/// The pixels of one group of the register stage with an interleaved destination: the fewest
+/// whole pixels of `c` channels of `dw` bytes that fill whole 16-byte vectors (8 for RGB bf16,
+/// 3 vectors; 4 for RGB f32; 1 for RGBA f32).
+pub fn group_pixels(c: usize, dw: usize) -> usize {
+    16 / gcd(16, c * dw)
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The most source bytes one group of the register stage with an interleaved destination holds
+/// in registers: one more pixel than [`group_pixels`] of each plane (a group the run's 16-byte
+/// phase rotates off a pixel boundary).
+const MAX_GROUP_BYTES: usize = 128;
+
+/// The fewest source bytes a destination vector's pixels take for the register stage with an
+/// interleaved source: below a whole 16-byte vector of pixels (u8 RGB into f32: 12 bytes) each
+/// thread's loads are too small to pay for the stage they skip (2026-12-07, H100: u8 NHWC
+/// [64,224,224,3] -> f32 NCHW normalized 20.4 us in the shared stage, 21.4 in registers, while
+/// u8 -> bf16 (24 bytes) went 12.0 -> 11.3 and u8 RGBA -> f32 (16 bytes) 9.7 -> 7.7).
+const MIN_PIXEL_BYTES: usize = 16;
+
+/// The width pairs the register stage is compiled for (`kRegisterWidths` in convert.cu): sources of
+/// 1 to 4 bytes into destinations of 2 or 4 (the image pairs: u8, f16, bf16 or f32 into f16, bf16
+/// or f32). Each register kernel converts one block of elements per scalar type pair; the other
+/// widths keep the shared stage for the build's sake (a 1-byte destination's 16-element vectors
+/// would unroll 48 to 64 conversions per type pair).
+fn register_widths(sw: usize, dw: usize) -> bool {
+    sw <= 4 && (dw == 2 || dw == 4)
+}
+
+/// The register stage's rule: 3 or 4 channels packed on the interleaved side, a width pair of
+/// [`register_widths`]. An interleaved
+/// source's pixels hold exactly its channels (`(c, w):(1, C)`), its planes are `plane` elements
+/// apart and keep one 16-byte phase, and a destination vector's pixels take [`MIN_PIXEL_BYTES`]
+/// to [`MAX_PIXEL_BYTES`] of source (`(16 / dw) x C x sw`). An interleaved destination takes a
+/// narrowing pair (`sw > dw`) and its group (one pixel more of each plane) lies within
+/// [`MAX_GROUP_BYTES`] of source. Measured against the shared stage on an H100 (2026-12-07, one
+/// device call, both binaries twice): faster for u8 RGB -> bf16 (24 bytes a vector), u8 RGBA ->
+/// f32 (16), f16 RGB -> f32 (24) and f32 planes -> bf16 RGB; slower for u8 RGB -> f32 (12 bytes)
+/// and for u8 planes into bf16 or f32 RGB (the crop), which therefore keep the stage.
+fn register_stage(
+    interleaved: Interleaved,
+    (channels, pixel): (usize, usize),
+    plane: usize,
+    (sw, dw): (usize, usize),
+) -> bool {
+    if (channels != 3 && channels != 4) || !register_widths(sw, dw) {
+        return false;
+    }
+    match interleaved {
+        Interleaved::Source => {
+            pixel == channels
+                && (MIN_PIXEL_BYTES..=MAX_PIXEL_BYTES).contains(&((16 / dw) * channels * sw))
+                && (plane * dw) % 16 == 0
+        }
+        Interleaved::Destination => {
+            sw > dw && (group_pixels(channels, dw) + 1) * sw * channels <= MAX_GROUP_BYTES
+        }
+    }
+}
+
 /// Blocks the channels route aims for: two or more per SM on any of today's GPUs, so that a block's
 /// loads overlap another's stores (a copy of few images and long pixel modes would otherwise run
 /// one load phase then one store phase across the whole GPU).
@@ -562,7 +649,7 @@ fn channels_route(
     (ss, ds): (&[usize], &[usize]),
     (mode_a, mode_b): (usize, usize),
     channel: Option<usize>,
-    sw: usize,
+    (sw, dw): (usize, usize),
 ) -> Option<ConvertRoute> {
     let (c, w, interleaved) = if ss[mode_a] == 1
         && ds[mode_b] == 1
@@ -585,12 +672,24 @@ fn channels_route(
         Interleaved::Destination => 1,
     };
     let others = other_extent(shape, (c, w));
-    let tile = channel_tile(interleaved, (channels, pixels), pixel, sw, others);
+    let (stage, tile) = if register_stage(interleaved, (channels, pixel), ds[c], (sw, dw)) {
+        // one destination vector of every plane, or one group, a thread: a block's fixed work is
+        // a few divisions
+        let per_thread = match interleaved {
+            Interleaved::Source => 16 / dw,
+            Interleaved::Destination => group_pixels(channels, dw),
+        };
+        (ChannelStage::Registers, pixels.min(THREADS * per_thread))
+    } else {
+        let tile = channel_tile(interleaved, (channels, pixels), pixel, sw, others);
+        (ChannelStage::Shared, tile)
+    };
     let tiles_w = pixels.div_ceil(tile);
     Some(ConvertRoute::Channels {
         channel_mode: c,
         pixel_mode: w,
         interleaved,
+        stage,
         tile,
         tiles: (tiles_w, tiles_w * others),
     })
@@ -699,7 +798,7 @@ impl ConvertPlan {
             (ss, ds),
             (mode_a, mode_b),
             channel.map(|(m, _)| m),
-            src_dtype.size_bytes(),
+            (src_dtype.size_bytes(), dst_dtype.size_bytes()),
         ) {
             route
         } else {
@@ -1020,6 +1119,47 @@ impl ConvertPlan {
                 channel_mode: c,
                 pixel_mode: w,
                 interleaved,
+                stage: ChannelStage::Registers,
+                tile,
+                tiles,
+            } => {
+                let (cs, cd) = &self.coalesced;
+                let (sw, dw) = (self.src_dtype.size_bytes(), self.dst_dtype.size_bytes());
+                let channels = cs.shape()[*c];
+                let (v, pitch) = (16 / dw, cd.stride()[*c] * dw);
+                if *interleaved == Interleaved::Destination {
+                    let g = group_pixels(channels, dw);
+                    let vectors = g * channels * dw / 16;
+                    r.push(format!(
+                        "a short mode of {channels} channels (mode {c}) packed on the destination ((c, w):(1, {channels}) over pixel mode {w}) and planar on the source (mode {w} unit-stride, any offset and pitch): the channels route in registers, a {channels} x {tile} tile per block ({} along mode {w}, {} blocks), one group of {g} pixels ({vectors} destination vectors) a thread",
+                        tiles.0, tiles.1
+                    ));
+                    r.push(format!(
+                        "loads: each thread its group's {g} pixels (one more when the run's 16-byte phase cuts a pixel: the same for every group of a tile) from each of the {channels} planes straight into registers{}; no shared-memory stage, no barrier; only a group the source span's ends cut reads element by element",
+                        if sw <= 2 { ", by the aligned words around them funnel-shifted into place" } else { ", one element a load" }
+                    ));
+                    r.push(format!(
+                        "stores: the {vectors} aligned 16-byte vectors ({v} elements each, channel by channel in turn), interleaved and converted in registers with each element's channel (mean, mul) and stored whole; only the groups the run's ends cut go element by element"
+                    ));
+                } else {
+                    r.push(format!(
+                    "a short mode of {channels} channels (mode {c}) packed on the source ((c, w):(1, {channels}) over pixel mode {w}) and planar on the destination (mode {w} unit-stride, the {channels} planes {pitch} bytes apart: one 16-byte phase): the channels route in registers, a {channels} x {tile} tile per block ({} along mode {w}, {} blocks), one destination vector of every plane a thread",
+                    tiles.0, tiles.1
+                ));
+                    r.push(format!(
+                    "loads: each thread its vector's {v} pixels ({} bytes of source, {channels} x {v} elements) straight into registers by the widest units their address allows (up to 16 bytes), a warp's lanes on consecutive pixel runs; no shared-memory stage, no barrier",
+                    v * channels * sw
+                ));
+                    r.push(format!(
+                    "stores: the {channels} planes' aligned 16-byte vectors ({v} elements), each converted in registers with its plane's (mean, mul) and stored whole, a warp's lanes on consecutive vectors of one plane; only the vectors a row's ends cut go element by element (their pixels loaded one by one)"
+                ));
+                }
+            }
+            ConvertRoute::Channels {
+                channel_mode: c,
+                pixel_mode: w,
+                interleaved,
+                stage: ChannelStage::Shared,
                 tile,
                 tiles,
             } => {
@@ -1045,6 +1185,14 @@ impl ConvertPlan {
                     MIN_CHANNEL_STAGE >> 10,
                     CHANNEL_STAGE_BYTES >> 10
                 ));
+                if (channels == 3 || channels == 4) && register_widths(sw, dw) {
+                    let bytes = 16 / dw * channels * sw;
+                    match interleaved {
+                        Interleaved::Source if step == channels && bytes < MIN_PIXEL_BYTES => r.push(format!("the shared stage, not registers: a destination vector's {} pixels are {bytes} bytes of source, under {MIN_PIXEL_BYTES} (loads that small measured slower than the stage)", 16 / dw)),
+                        Interleaved::Destination if sw <= dw => r.push(format!("the shared stage, not registers: the register stage with an interleaved destination takes narrowing pairs only ({sw}-byte into {dw}-byte elements: its per-row word loads measured slower than the stage)")),
+                        _ => {}
+                    }
+                }
                 r.push(match interleaved {
                     Interleaved::Source => format!("loads: the tile's interleaved run ({} elements a pixel) by aligned 16-byte vectors ({} elements), raw into the stage ({stage} bytes) at the run's own 16-byte phase: no shift, no conversion; only a vector the source span cuts is read element by element", pixel, 16 / sw),
                     Interleaved::Destination => format!("loads: each of the {channels} planar rows of the tile by aligned 16-byte vectors ({} elements), raw into its own stage row (an odd number of vectors apart, {stage} bytes in all) at the row's 16-byte phase: any offset or pitch, no shift, no conversion; only a vector the source span cuts is read element by element", 16 / sw),
@@ -1157,6 +1305,7 @@ impl ConvertPlan {
             ConvertRoute::Channels {
                 channel_mode,
                 pixel_mode,
+                stage,
                 tile,
                 tiles,
                 ..
@@ -1165,6 +1314,8 @@ impl ConvertPlan {
                 d.mode_a = *channel_mode as u32;
                 d.mode_b = *pixel_mode as u32;
                 d.tile_a = *tile as i64;
+                // the stage kind (dispatch.cu): 0 shared memory, 1 registers
+                d.tile_b = (*stage == ChannelStage::Registers) as i64;
                 d.tiles_a = tiles.0 as i64;
                 d.blocks = tiles.1 as i64;
             }
@@ -1228,12 +1379,17 @@ impl fmt::Display for ConvertPlan {
             ConvertRoute::Channels {
                 channel_mode,
                 pixel_mode,
+                stage,
                 tile,
                 tiles,
                 ..
             } => writeln!(
                 f,
-                "  route: convert family, Convert128, channels: {} x {tile} tiles (channel mode {channel_mode} x pixel mode {pixel_mode}), {} tiles of {THREADS} threads",
+                "  route: convert family, Convert128, channels{}: {} x {tile} tiles (channel mode {channel_mode} x pixel mode {pixel_mode}), {} tiles of {THREADS} threads",
+                match stage {
+                    ChannelStage::Shared => "",
+                    ChannelStage::Registers => " in registers",
+                },
                 self.coalesced.0.shape()[*channel_mode],
                 tiles.1
             )?,
@@ -1412,6 +1568,7 @@ mod tests {
             channel_mode,
             pixel_mode,
             interleaved,
+            stage,
             tile,
             tiles,
         } = p.route
@@ -1420,18 +1577,17 @@ mod tests {
         };
         let (cs, cd) = &p.coalesced;
         assert_eq!(interleaved, Interleaved::Source, "{p}");
+        // 3 packed channels into planes of 224 x 224 f32 (whole 16-byte vectors apart): a
+        // destination vector's 4 pixels are 12 bytes of source, too few for the register stage
+        assert_eq!(stage, ChannelStage::Shared, "{p}");
         assert_eq!(
             (cs.stride()[channel_mode], cs.stride()[pixel_mode]),
             (1, 3),
             "{p}"
         );
         assert_eq!(cd.stride()[pixel_mode], 1, "{p}");
-        // H x W = 50176 pixels of 64 images in 32 tiles each (2048 blocks): 1568 pixels, 4.6 KiB
+        // H x W = 50176 pixels of 64 images in 32 tiles of 1568 each: 2048 blocks
         assert_eq!((tile, tiles), (1568, (32, 2048)), "{p}");
-        assert!(
-            channel_stage_bytes(interleaved, 3, tile, 3, 1) <= CHANNEL_STAGE_BYTES,
-            "{p}"
-        );
         // the channel mode survives coalescing as the channel mode with div 1
         assert_eq!(p.channel, Some((channel_mode, 1)), "{p}");
         let (mean, mul) = p.coefficients.clone().unwrap();
@@ -1439,13 +1595,89 @@ mod tests {
         assert_eq!(mul[1], 1.0f32 / 5.0);
         let text = p.to_string();
         assert!(text.contains("normalized per channel"), "{p}");
-        assert!(text.contains("the channels route, a 3 x 1568 tile"), "{p}");
-        // planes of 224 x 224 f32 are whole 16-byte vectors apart: one vector index, every plane
-        assert!(text.contains("vector j of all 3 rows"), "{p}");
+        assert!(text.contains("channels: 3 x 1568 tiles"), "{p}");
+        assert!(
+            text.contains("the shared stage, not registers: a destination vector's 4 pixels are 12 bytes of source, under 16"),
+            "{p}"
+        );
+        // to bf16: 8 pixels a vector, 24 bytes of source: in registers, 2048 pixels a tile
+        let src = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
+        let p16 =
+            ConvertPlan::new(DType::U8, DType::BF16, src, rm(&[64, 3, 224, 224]), &cvt).unwrap();
+        assert!(
+            p16.to_string()
+                .contains("channels in registers: 3 x 2048 tiles"),
+            "{p16}"
+        );
+        assert!(
+            p16.to_string()
+                .contains("its vector's 8 pixels (24 bytes of source"),
+            "{p16}"
+        );
+        assert!(
+            matches!(
+                p16.route,
+                ConvertRoute::Channels {
+                    stage: ChannelStage::Registers,
+                    tile: 2048,
+                    tiles: (25, 1600),
+                    ..
+                }
+            ),
+            "{p16}"
+        );
+        // a 1-byte destination (u8 -> u8 normalized) keeps the shared-memory stage
+        let src = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
+        let p8 = ConvertPlan::new(DType::U8, DType::U8, src, rm(&[64, 3, 224, 224]), &cvt).unwrap();
+        assert!(
+            matches!(
+                p8.route,
+                ConvertRoute::Channels {
+                    stage: ChannelStage::Shared,
+                    ..
+                }
+            ),
+            "{p8}"
+        );
+        // pixels of 4 elements (RGBX, 3 channels read): the shared-memory stage, 2048 blocks of
+        // 1568 pixels; its planes of 224 x 224 f32 are whole 16-byte vectors apart: one vector
+        // index, every plane
+        let rgbx = Layout::new(&[64, 3, 224, 224], &[224 * 224 * 4, 1, 224 * 4, 4]).unwrap();
+        let sh =
+            ConvertPlan::new(DType::U8, DType::F32, rgbx, rm(&[64, 3, 224, 224]), &cvt).unwrap();
+        let ConvertRoute::Channels {
+            interleaved,
+            stage,
+            tile,
+            tiles,
+            ..
+        } = sh.route
+        else {
+            panic!("{sh}")
+        };
+        assert_eq!(stage, ChannelStage::Shared, "{sh}");
+        assert_eq!((tile, tiles), (1568, (32, 2048)), "{sh}");
+        assert!(
+            channel_stage_bytes(interleaved, 3, tile, 4, 1) <= CHANNEL_STAGE_BYTES,
+            "{sh}"
+        );
+        let text = sh.to_string();
+        assert!(text.contains("the channels route, a 3 x 1568 tile"), "{sh}");
+        assert!(text.contains("vector j of all 3 rows"), "{sh}");
         // planes of 299 x 299 f32 are not: one (plane, vector) a thread
         let src = rm(&[32, 299, 299, 3]).permute(&[0, 3, 1, 2]).unwrap();
         let odd =
             ConvertPlan::new(DType::U8, DType::F32, src, rm(&[32, 3, 299, 299]), &cvt).unwrap();
+        assert!(
+            matches!(
+                odd.route,
+                ConvertRoute::Channels {
+                    stage: ChannelStage::Shared,
+                    ..
+                }
+            ),
+            "{odd}"
+        );
         assert!(
             odd.to_string().contains("one (row, vector) at a time"),
             "{odd}"
@@ -1461,9 +1693,35 @@ mod tests {
             panic!("{p}")
         };
         assert_eq!(interleaved, Interleaved::Destination, "{p}");
-        // 3 rows of an odd number of vectors within 16 KiB: 341 vectors, 1360 f32 a row (fewer
-        // than the 1568 that 2048 blocks would take)
-        assert_eq!(tile, 1360, "{p}");
+        // in registers: groups of 8 pixels (3 vectors of 8 bf16), 256 a tile
+        assert_eq!(tile, 2048, "{p}");
+        assert!(
+            p.to_string()
+                .contains("one group of 8 pixels (3 destination vectors)"),
+            "{p}"
+        );
+        // over 128 bytes of source a group (f64 -> u8: 17 pixels of 3 planes of 8 bytes): the
+        // shared-memory stage, 3 rows of an odd number of vectors within 16 KiB
+        let dst = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
+        let wide = ConvertPlan::new(
+            DType::F64,
+            DType::U8,
+            rm(&[64, 3, 224, 224]),
+            dst,
+            &Convert::new(),
+        )
+        .unwrap();
+        assert!(
+            matches!(
+                wide.route,
+                ConvertRoute::Channels {
+                    stage: ChannelStage::Shared,
+                    interleaved: Interleaved::Destination,
+                    ..
+                }
+            ),
+            "{wide}"
+        );
         // a crop of 8 x 1080 rows of 1920 pixels: 8640 blocks already, one tile a row
         let frames = rm(&[8, 3, 1088, 1928]);
         let crop = Layout::new(&[8, 3, 1080, 1920], frames.stride()).unwrap();
@@ -1473,6 +1731,7 @@ mod tests {
             matches!(
                 p.route,
                 ConvertRoute::Channels {
+                    stage: ChannelStage::Shared,
                     tile: 1920,
                     tiles: (1, 8640),
                     ..
@@ -1480,7 +1739,83 @@ mod tests {
             ),
             "{p}"
         );
-        assert!(channel_stage_bytes(interleaved, 3, tile, 1, 4) <= CHANNEL_STAGE_BYTES);
+        assert!(
+            p.to_string()
+                .contains("narrowing pairs only (1-byte into 2-byte elements"),
+            "{p}"
+        );
+        let ConvertRoute::Channels {
+            interleaved, tile, ..
+        } = wide.route
+        else {
+            panic!("{wide}")
+        };
+        assert!(channel_stage_bytes(interleaved, 3, tile, 1, 8) <= CHANNEL_STAGE_BYTES);
+    }
+
+    #[test]
+    fn the_register_stage_takes_only_the_width_pairs_measured_faster_than_the_stage() {
+        // (channels, sw, dw) that take registers with an interleaved source: a destination
+        // vector's pixels 16 to 64 bytes of source; planes at one 16-byte phase (plane 4096)
+        let src: Vec<_> = [3, 4]
+            .into_iter()
+            .flat_map(|c| [1, 2, 4, 8].map(|sw| (c, sw)))
+            .flat_map(|(c, sw)| [1, 2, 4, 8].map(|dw| (c, sw, dw)))
+            .filter(|&(c, sw, dw)| register_stage(Interleaved::Source, (c, c), 4096, (sw, dw)))
+            .collect();
+        assert_eq!(
+            src,
+            [
+                (3, 1, 2),
+                (3, 2, 2),
+                (3, 2, 4),
+                (3, 4, 4),
+                (4, 1, 2),
+                (4, 1, 4),
+                (4, 2, 2),
+                (4, 2, 4),
+                (4, 4, 4)
+            ]
+        );
+        // u8 RGB -> f32 (12 bytes a vector) keeps the stage, and so do planes at two phases and
+        // pixels with a spare element
+        assert!(!register_stage(Interleaved::Source, (3, 3), 4096, (1, 4)));
+        assert!(!register_stage(Interleaved::Source, (3, 3), 4095, (2, 2)));
+        assert!(!register_stage(Interleaved::Source, (3, 4), 4096, (2, 2)));
+        // an interleaved destination: narrowing pairs only (f32 planes into f16 / bf16 RGB or
+        // RGBA), the u8 crop keeps the stage
+        let dst: Vec<_> = [3, 4]
+            .into_iter()
+            .flat_map(|c| [1, 2, 4, 8].map(|sw| (c, sw)))
+            .flat_map(|(c, sw)| [1, 2, 4, 8].map(|dw| (c, sw, dw)))
+            .filter(|&(c, sw, dw)| register_stage(Interleaved::Destination, (c, 1), 1, (sw, dw)))
+            .collect();
+        assert_eq!(dst, [(3, 4, 2), (4, 4, 2)]);
+    }
+
+    #[test]
+    fn a_register_group_is_the_fewest_whole_pixels_that_fill_whole_vectors() {
+        for c in 1..=16 {
+            for dw in [1, 2, 4, 8] {
+                let g = group_pixels(c, dw);
+                assert_eq!(g * c * dw % 16, 0, "c {c} dw {dw}");
+                assert!((1..g).all(|k| k * c * dw % 16 != 0), "c {c} dw {dw}");
+            }
+        }
+        assert_eq!(
+            [
+                (3, 1),
+                (3, 2),
+                (3, 4),
+                (3, 8),
+                (4, 1),
+                (4, 2),
+                (4, 4),
+                (4, 8)
+            ]
+            .map(|(c, dw)| group_pixels(c, dw)),
+            [16, 8, 4, 2, 4, 2, 1, 1]
+        );
     }
 
     #[test]

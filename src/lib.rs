@@ -114,8 +114,8 @@ pub use atom::{Atom, Family, KernelConfig, ELEMENT_WIDTHS};
 pub use baseline::{copy_blocks_baseline, launch_baseline, Baseline, BatchBaseline};
 pub use batch::{Batch, BatchPlan, Index, Region};
 pub use convert::{
-    conversion, Convert, ConvertPlan, ConvertRoute, ConvertRule, IndexKind, Interleaved, ItemIndex,
-    CHANNELS_BY_VALUE, CHANNEL_STAGE_BYTES, MAX_CHANNELS,
+    conversion, group_pixels, ChannelStage, Convert, ConvertPlan, ConvertRoute, ConvertRule,
+    IndexKind, Interleaved, ItemIndex, CHANNELS_BY_VALUE, CHANNEL_STAGE_BYTES, MAX_CHANNELS,
 };
 pub use copy::{
     copy, copy_raw, copy_with, launch, launch_overhead_ns, pad, pad_raw, pad_with, plan,

@@ -18,8 +18,8 @@ use cute_copy::reference::{
     convert_bits, expected_tensor_convert, for_each_pair, random_elements, same_value,
 };
 use cute_copy::{
-    conversion, Convert, ConvertPlan, ConvertRoute, DType, DeviceTensor, Element, Error, IndexKind,
-    IndexStatus, Interleaved, Layout,
+    conversion, group_pixels, ChannelStage, Convert, ConvertPlan, ConvertRoute, DType,
+    DeviceTensor, Element, Error, IndexKind, IndexStatus, Interleaved, Layout,
 };
 use float8::{F8E4M3, F8E5M2};
 use half::{bf16, f16};
@@ -593,10 +593,11 @@ fn channels_route_converts_random_images_both_ways_at_any_offset_pitch_and_crop(
     // (pixels of S >= C elements on a source, C on a destination; rows padded), either way, at
     // random offsets with 0 or 1 spare elements after each view (a vector at the span's end read
     // by element); plain, scaled, normalized over C, or normalized over N (one channel a tile).
+    // Packed 3- and 4-channel sources into planes at one phase take the register stage.
     fn one<S: Element, D: Element>(stream: &Arc<CudaStream>, r: &mut rand::rngs::StdRng) {
-        let sw = S::DTYPE.size_bytes();
-        for case in 0..6 {
-            let c = [2, 3, 4, r.random_range(2..=16)][case % 4];
+        let (sw, dw) = (S::DTYPE.size_bytes(), D::DTYPE.size_bytes());
+        for case in 0..8 {
+            let c = [2, 3, 4, r.random_range(2..=16)][case / 2 % 4];
             let (n, h, w) = (
                 r.random_range(1..=3),
                 r.random_range(1..=9),
@@ -619,7 +620,7 @@ fn channels_route_converts_random_images_both_ways_at_any_offset_pitch_and_crop(
             let planar =
                 Layout::new(&[n, c, h, w], &[c * plane + 3, plane, w + row_pad, 1]).unwrap();
             // the interleaved side's pixel: C elements, or a few more on a source within 64 bytes
-            let pixel = if to_interleaved || c * sw >= 64 {
+            let pixel = if to_interleaved || c * sw >= 64 || r.random_bool(0.5) {
                 c
             } else {
                 r.random_range(c..=(64 / sw).min(c + 3))
@@ -636,7 +637,7 @@ fn channels_route_converts_random_images_both_ways_at_any_offset_pitch_and_crop(
             } else {
                 (interleaved, planar)
             };
-            let cvt = match case % 4 {
+            let cvt = match (case + case / 2) % 4 {
                 0 => Convert::new(),
                 1 => Convert::new().scale(0.5),
                 2 => {
@@ -664,6 +665,25 @@ fn channels_route_converts_random_images_both_ways_at_any_offset_pitch_and_crop(
                 };
                 assert!(
                     matches!(p.route, ConvertRoute::Channels { interleaved, .. } if interleaved == want),
+                    "{p}"
+                );
+                let registers = (c == 3 || c == 4)
+                    && sw <= 4
+                    && (dw == 2 || dw == 4)
+                    && if to_interleaved {
+                        sw > dw && (group_pixels(c, dw) + 1) * sw * c <= 128
+                    } else {
+                        pixel == c
+                            && (16..=64).contains(&((16 / dw) * c * sw))
+                            && (plane * dw) % 16 == 0
+                    };
+                let stage = if registers {
+                    ChannelStage::Registers
+                } else {
+                    ChannelStage::Shared
+                };
+                assert!(
+                    matches!(p.route, ConvertRoute::Channels { stage: s, .. } if s == stage),
                     "{p}"
                 );
             }

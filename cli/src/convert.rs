@@ -5,7 +5,8 @@
 
 use cute_copy::reference::{expected_tensor_convert, for_each_pair, random_elements, same_value};
 use cute_copy::{
-    Convert, ConvertPlan, ConvertRoute, DType, DeviceTensor, Element, Interleaved, Layout,
+    ChannelStage, Convert, ConvertPlan, ConvertRoute, DType, DeviceTensor, Element, Interleaved,
+    Layout,
 };
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -46,6 +47,7 @@ fn route_json(plan: &ConvertPlan) -> serde_json::Value {
             channel_mode,
             pixel_mode,
             interleaved,
+            stage,
             tile,
             tiles,
         } => json!({
@@ -53,6 +55,7 @@ fn route_json(plan: &ConvertPlan) -> serde_json::Value {
             "channel_mode": channel_mode, "pixel_mode": pixel_mode,
             "channels": plan.coalesced.0.shape()[*channel_mode],
             "interleaved": match interleaved { Interleaved::Source => "source", Interleaved::Destination => "destination" },
+            "stage": match stage { ChannelStage::Shared => "shared", ChannelStage::Registers => "registers" },
             "tile": tile, "tiles_along_pixels": tiles.0, "tiles": tiles.1,
             "load": "vector", "store": "vector",
         }),

@@ -1241,6 +1241,320 @@ __global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ C
   });
 }
 
+// ---- Channels in registers ------------------------------------------------------------------------
+//
+// The register kind of the channels route (src/convert.rs `ChannelStage::Registers`): 3 or 4 packed
+// channels on the interleaved side, sources of 1 to 4 bytes and destinations of 2 or 4 bytes (the
+// image pairs). Its kernels move raw bits (loads, the channel interleave, stores: compiled once per
+// width pair and channel count) and convert one fixed block of elements per thread in between, the
+// only code compiled per scalar type pair. The other widths keep the shared stage, for the build's
+// sake: a 1-byte destination's 16-element vectors would unroll 48 to 64 conversions per type pair.
+// Of those pairs, the ones measured faster than the shared stage (2026-12-07, H100) are compiled:
+// an interleaved source whose destination vector's pixels fill 16 to 64 source bytes, and an
+// interleaved destination of a narrowing pair.
+
+// The bytes [a, a + N) as 32-bit words, the low byte first (w[k] holds bytes 4k .. 4k + 3; bytes
+// past N are zero), loaded as units of U bytes (U divides N and the address).
+template <int N, int U>
+CUTE_DEVICE void load_units(std::uint64_t a, std::uint32_t (&w)[(N + 3) / 4]) {
+  using T = cute::uint_byte_t<U>;
+  CUTE_UNROLL
+  for (int k = 0; k < (N + 3) / 4; ++k) w[k] = 0;
+  CUTE_UNROLL
+  for (int u = 0; u < N / U; ++u) {
+    T const x = *reinterpret_cast<T const*>(a + static_cast<std::uint64_t>(u * U));
+    if constexpr (U >= 4) {
+      memcpy(&w[u * U / 4], &x, U);
+    } else {
+      w[u * U / 4] |= static_cast<std::uint32_t>(x) << (8 * (u * U % 4));
+    }
+  }
+}
+
+// The N bytes of packed pixels at `a`: by the widest unit that both N and the address allow.
+template <int N>
+CUTE_DEVICE void load_pixels(std::uint64_t a, std::uint32_t (&w)[(N + 3) / 4]) {
+  constexpr int kU = N % 16 == 0 ? 16 : N % 8 == 0 ? 8 : N % 4 == 0 ? 4 : N % 2 == 0 ? 2 : 1;
+  if ((a & (kU - 1)) == 0) {
+    load_units<N, kU>(a, w);
+  } else if constexpr (kU > 4) {
+    if ((a & 3) == 0) {
+      load_units<N, 4>(a, w);
+    } else {
+      load_units<N, 1>(a, w);
+    }
+  } else {
+    load_units<N, 1>(a, w);
+  }
+}
+
+// The W-byte element at byte `o` of words `w` (o a multiple of W: it lies in one word, or two for
+// 8 bytes).
+template <int W, int N>
+CUTE_DEVICE cute::uint_byte_t<W> element_at(std::uint32_t const (&w)[N], int o) {
+  if constexpr (W == 8) {
+    return static_cast<std::uint64_t>(w[o / 4]) | static_cast<std::uint64_t>(w[o / 4 + 1]) << 32;
+  } else if constexpr (W == 4) {
+    return w[o / 4];
+  } else {
+    return static_cast<cute::uint_byte_t<W>>(w[o / 4] >> (8 * (o % 4)));
+  }
+}
+
+// The K elements of W bytes at `a`, inside the span [lo, hi): for W <= 2 the aligned words around
+// them, funnel-shifted into place, when those words lie inside the span (the span's ends element
+// by element); wider elements one load each. Elements from `n` on are not read (0).
+template <int W, int K>
+CUTE_DEVICE void load_row(std::uint64_t a, std::uint64_t lo, std::uint64_t hi, int n, cute::uint_byte_t<W> (&x)[K]) {
+  using U = cute::uint_byte_t<W>;
+  if constexpr (W <= 2) {
+    constexpr int kW = (K * W + 3) / 4 + 1;  // words over K * W bytes at any phase
+    std::uint64_t const base = a & ~std::uint64_t{3};
+    if (n >= K && base >= lo && base + 4 * kW <= hi) {
+      std::uint32_t w[kW];
+      CUTE_UNROLL
+      for (int i = 0; i < kW; ++i) w[i] = reinterpret_cast<std::uint32_t const*>(base)[i];
+      unsigned const shift = 8u * static_cast<unsigned>(a & 3);
+      std::uint32_t s[kW - 1];
+      CUTE_UNROLL
+      for (int i = 0; i + 1 < kW; ++i) s[i] = __funnelshift_r(w[i], w[i + 1], shift);
+      CUTE_UNROLL
+      for (int k = 0; k < K; ++k) x[k] = static_cast<U>(s[k * W / 4] >> (8 * (k * W % 4)));
+      return;
+    }
+  }
+  U const* const e = reinterpret_cast<U const*>(a);
+  CUTE_UNROLL
+  for (int k = 0; k < K; ++k) x[k] = k < n ? e[k] : U(0);
+}
+
+// The channel coefficients of the tile's C channels, in registers: (x / div) % channels of the
+// channel-mode coordinate x (c itself, or the block's coordinate of another mode), as
+// convert_channels reads them.
+template <int C>
+CUTE_DEVICE void channel_coefficients(ConvertDesc const& d, Coefficients k, int cm, std::int64_t chan, float (&mean)[C],
+                                      float (&mul)[C]) {
+  CUTE_UNROLL
+  for (int c = 0; c < C; ++c) {
+    mean[c] = 0.f;
+    mul[c] = 1.f;
+    if (d.affine) {
+      unsigned const x = static_cast<unsigned>(d.chan_mode == cm ? c : chan);
+      unsigned const ch = d.chan_mode < 0 ? 0u : x / static_cast<unsigned>(d.chan_div) % static_cast<unsigned>(d.channels);
+      mean[c] = k.mean[ch];
+      mul[c] = k.mul[ch];
+    }
+  }
+}
+
+// x[c][i] -> y[c][i]: the block of a register-kind thread, channel c with (mean[c], mul[c]); the
+// one piece compiled per scalar type pair.
+template <int SW, int DW, int C, int K>
+CUTE_DEVICE void convert_block(ConvertDesc const& d, cute::uint_byte_t<SW> const (&x)[C][K], float const (&mean)[C],
+                               float const (&mul)[C], cute::uint_byte_t<DW> (&y)[C][K]) {
+  using DU = cute::uint_byte_t<DW>;
+  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
+    using S = decltype(s_);
+    using D = decltype(t_);
+    if (d.affine) {
+      CUTE_UNROLL
+      for (int c = 0; c < C; ++c) {
+        CUTE_UNROLL
+        for (int i = 0; i < K; ++i) y[c][i] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(x[c][i]), mean[c], mul[c]));
+      }
+    } else {
+      CUTE_UNROLL
+      for (int c = 0; c < C; ++c) {
+        CUTE_UNROLL
+        for (int i = 0; i < K; ++i) y[c][i] = bits_as<DU>(convert<S, D>(bits_as<S>(x[c][i])));
+      }
+    }
+  });
+}
+
+// The width pairs of the register kind (src/convert.rs register_widths).
+template <int SW, int DW>
+constexpr bool kRegisterWidths = SW <= 4 && (DW == 2 || DW == 4);
+
+// Whether the register kind with an interleaved source has an instantiation for C packed channels
+// of SW bytes into DW-byte planes: a vector's pixels 16 to 64 bytes of the source (fewer, and the
+// shared stage is faster: src/convert.rs MIN_PIXEL_BYTES).
+template <int SW, int DW, int C>
+constexpr bool kChannelRegs = kRegisterWidths<SW, DW> && (16 / DW) * C * SW >= 16 && (16 / DW) * C * SW <= 64;
+
+// Channels route, register kind with an interleaved source: C packed channels (a pixel's C
+// elements side by side, the next pixel right after them) into C destination planes whose rows
+// all sit at one 16-byte phase. No stage and no barrier after the coefficients: a thread takes
+// destination vector j of the tile's rows, loads the C x 16 / DW elements of its pixels straight
+// from global memory into registers (16 / DW pixels: 12 bytes for u8 -> f32 RGB, by the widest
+// aligned units), converts them, and stores one 16-byte vector to each of the C planes. A warp's
+// lanes store consecutive vectors of one plane (512 bytes a store instruction) and load
+// consecutive pixel runs. Only the vectors a row's ends cut go element by element.
+template <int SW, int DW, int C>
+__global__ void __launch_bounds__(kThreads) convert_channels_regs(__grid_constant__ ChannelParams const p) {
+  using SU = cute::uint_byte_t<SW>;
+  using DU = cute::uint_byte_t<DW>;
+  constexpr int kV = 16 / DW;          // elements a destination vector
+  constexpr int kBytes = kV * C * SW;  // its pixels' bytes in the source
+  __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
+  ConvertDesc const& d = p.d;
+  Coefficients const k = coefficients(d, s_mean, s_mul);
+  int const cm = static_cast<int>(d.mode_a), wm = static_cast<int>(d.mode_b);
+  int t = static_cast<int>(blockIdx.x), iw;
+  t = p.tiles_w.divmod(iw, t);
+  OtherOffsets const off = other_offsets(p.others, d, t);
+  std::int64_t const tw = d.tile_a, w0 = static_cast<std::int64_t>(iw) * tw;
+  int const nw = static_cast<int>(cute::min<std::int64_t>(tw, d.shape[wm] - w0));
+  std::int64_t const dsc = d.dst_stride[cm], dsw = d.dst_stride[wm];
+  // pixel e of the tile at src0 + e * C * SW; its channel c's plane at dst0 + c * dsc elements
+  std::uint64_t const src0 = d.src + static_cast<std::uint64_t>((off.src + w0 * C) * SW);
+  std::uint64_t const dst0 = d.dst + static_cast<std::uint64_t>((off.dst + w0 * dsw) * DW);
+  float mean[C], mul[C];
+  channel_coefficients<C>(d, k, cm, off.chan, mean, mul);
+  int const ph = static_cast<int>(dst0 & 15);
+  DU* const first = reinterpret_cast<DU*>(dst0 - ph);
+  for (int j = static_cast<int>(threadIdx.x); j < p.dst_run_vecs; j += kThreads) {
+    int const e0 = (16 * j - ph) / DW;  // exact: dst0 is DW-aligned
+    if (e0 >= nw) break;
+    bool const whole = e0 >= 0 && e0 + kV <= nw;
+    SU x[C][kV];
+    if (whole) {
+      std::uint32_t w[(kBytes + 3) / 4];
+      load_pixels<kBytes>(src0 + static_cast<std::uint64_t>(e0 * C * SW), w);
+      CUTE_UNROLL
+      for (int c = 0; c < C; ++c) {
+        CUTE_UNROLL
+        for (int i = 0; i < kV; ++i) x[c][i] = element_at<SW>(w, (i * C + c) * SW);
+      }
+    } else {
+      SU const* const px = reinterpret_cast<SU const*>(src0);
+      CUTE_UNROLL
+      for (int c = 0; c < C; ++c) {
+        CUTE_UNROLL
+        for (int i = 0; i < kV; ++i) x[c][i] = e0 + i >= 0 && e0 + i < nw ? px[(e0 + i) * C + c] : SU(0);
+      }
+    }
+    DU y[C][kV];
+    convert_block<SW, DW, C, kV>(d, x, mean, mul, y);
+    DU* out = first + j * kV;
+    CUTE_UNROLL
+    for (int c = 0; c < C; ++c, out += dsc) {
+      if (whole) {
+        uint4 v;
+        memcpy(&v, y[c], 16);
+        *reinterpret_cast<uint4*>(out) = v;
+      } else {
+        CUTE_UNROLL
+        for (int i = 0; i < kV; ++i)
+          if (e0 + i >= 0 && e0 + i < nw) out[i] = y[c][i];
+      }
+    }
+  }
+}
+
+// The pixels of one group of the register kind with an interleaved destination: the fewest whole
+// pixels whose C channels of DW bytes fill whole 16-byte vectors (src/convert.rs group_pixels).
+constexpr int group_pixels(int C, int DW) {
+  int const cb = C * DW;
+  return 16 / (cb % 16 == 0 ? 16 : cb % 8 == 0 ? 8 : cb % 4 == 0 ? 4 : cb % 2 == 0 ? 2 : 1);
+}
+
+// Whether the register kind with an interleaved destination has an instantiation for C planar
+// rows of SW-byte elements into C packed DW-byte channels: narrowing pairs (f32 into f16 or bf16;
+// with narrower sources the per-row word loads cost more than the shared stage, 2026-12-07), a
+// group's source (one pixel more than a group, of each row) within 128 bytes.
+template <int SW, int DW, int C>
+constexpr bool kChannelRegsDst = kRegisterWidths<SW, DW> && SW > DW && (group_pixels(C, DW) + 1) * SW * C <= 128;
+
+// The run's elements [e0, e0 + kE) of a group rotated R elements past a pixel boundary, from the
+// converted pixels y[c][i] (pixel i of the group's first): element e is channel (R + e) % C of
+// pixel (R + e) / C. Whole groups store kG vectors, cut ones only their elements in [0, n).
+template <int R, int DW, int C, int kN, int kE>
+CUTE_DEVICE void store_group(cute::uint_byte_t<DW> const (&y)[C][kN], cute::uint_byte_t<DW>* out, int e0, int n,
+                             bool whole) {
+  using DU = cute::uint_byte_t<DW>;
+  DU z[kE];
+  CUTE_UNROLL
+  for (int e = 0; e < kE; ++e) z[e] = y[(R + e) % C][(R + e) / C];
+  if (whole) {
+    uint4 v[kE * DW / 16];
+    memcpy(v, z, sizeof(v));
+    CUTE_UNROLL
+    for (int q = 0; q < kE * DW / 16; ++q) reinterpret_cast<uint4*>(out)[q] = v[q];
+  } else {
+    CUTE_UNROLL
+    for (int e = 0; e < kE; ++e)
+      if (e0 + e >= 0 && e0 + e < n) out[e] = z[e];
+  }
+}
+
+// Channels route, register kind with an interleaved destination: C planar source rows (any
+// offset, any pitch) into one run of C packed channels. The run's aligned 16-byte vectors go in
+// groups of kG (kP whole pixels' worth: 3 vectors of 8 bf16 for RGB): a thread takes a group, loads
+// the kP + 1 pixels under it from each of the C rows (by aligned words funnel-shifted into place
+// for 1- and 2-byte elements), converts them, and interleaves them into the kG vectors at the
+// group's rotation (the run's 16-byte phase puts every group of a tile the same number of
+// elements past a pixel boundary: switched on once per group, not per element) and stores them
+// whole. No stage and no barrier after the coefficients. Only the groups the run's ends cut go
+// element by element.
+template <int SW, int DW, int C>
+__global__ void __launch_bounds__(kThreads) convert_channels_regs_dst(__grid_constant__ ChannelParams const p) {
+  using SU = cute::uint_byte_t<SW>;
+  using DU = cute::uint_byte_t<DW>;
+  constexpr int kP = group_pixels(C, DW), kE = kP * C, kN = kP + 1;
+  __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
+  ConvertDesc const& d = p.d;
+  Coefficients const k = coefficients(d, s_mean, s_mul);
+  int const cm = static_cast<int>(d.mode_a), wm = static_cast<int>(d.mode_b);
+  int t = static_cast<int>(blockIdx.x), iw;
+  t = p.tiles_w.divmod(iw, t);
+  OtherOffsets const off = other_offsets(p.others, d, t);
+  std::int64_t const tw = d.tile_a, w0 = static_cast<std::int64_t>(iw) * tw;
+  int const nw = static_cast<int>(cute::min<std::int64_t>(tw, d.shape[wm] - w0));
+  std::int64_t const ssc = d.src_stride[cm];
+  // row c's pixel e at src0 + (c * ssc + e) * SW; element (e, c) of the run at dst0 + (e * C + c) * DW
+  std::uint64_t const src0 = d.src + static_cast<std::uint64_t>((off.src + w0) * SW);
+  std::uint64_t const dst0 = d.dst + static_cast<std::uint64_t>((off.dst + w0 * C) * DW);
+  std::uint64_t const lo = d.src, hi = d.src + static_cast<std::uint64_t>(d.src_span);
+  float mean[C], mul[C];
+  channel_coefficients<C>(d, k, cm, off.chan, mean, mul);
+  int const n = nw * C, ph = static_cast<int>(dst0 & 15), lead = ph / DW;
+  int const rot = (C - lead % C) % C;  // group g's first element, kE g - lead, is rot past a pixel
+  int const groups = (ph + n * DW + kE * DW - 1) / (kE * DW);
+  DU* const first = reinterpret_cast<DU*>(dst0 - ph);
+  for (int g = static_cast<int>(threadIdx.x); g < groups; g += kThreads) {
+    int const e0 = kE * g - lead;
+    int const p0 = (e0 - rot) / C;  // exact (e0 - rot is a multiple of C), negative for a first cut group
+    // the group's pixels [p0, p0 + kN) inside the tile: from `skip` on, `avail` of them
+    int const skip = p0 < 0 ? -p0 : 0;
+    int const avail = cute::min(nw - p0, kN) - skip;
+    SU x[C][kN];
+    CUTE_UNROLL
+    for (int c = 0; c < C; ++c) {
+      std::uint64_t const row = src0 + static_cast<std::uint64_t>((c * ssc + p0) * SW);
+      if (skip == 0) {
+        load_row<SW, kN>(row, lo, hi, avail, x[c]);
+      } else {
+        SU const* const e = reinterpret_cast<SU const*>(row);
+        CUTE_UNROLL
+        for (int i = 0; i < kN; ++i) x[c][i] = i >= skip && i - skip < avail ? e[i] : SU(0);
+      }
+    }
+    DU y[C][kN];
+    convert_block<SW, DW, C, kN>(d, x, mean, mul, y);
+    bool const whole = e0 >= 0 && e0 + kE <= n;
+    DU* const out = first + g * kE;
+    switch (rot) {
+      case 0: store_group<0, DW, C, kN, kE>(y, out, e0, n, whole); break;
+      case 1: store_group<1, DW, C, kN, kE>(y, out, e0, n, whole); break;
+      case 2: store_group<2, DW, C, kN, kE>(y, out, e0, n, whole); break;
+      default:
+        if constexpr (C > 3) store_group<3, DW, C, kN, kE>(y, out, e0, n, whole);
+        break;
+    }
+  }
+}
+
 int log2_of(std::int64_t x) {
   int l = 0;
   while ((std::int64_t{1} << l) < x) ++l;
@@ -1293,7 +1607,33 @@ void run(ConvertDesc const& d) {
     p.src_run_vecs = static_cast<int>((d.tile_a * SW + 30) / 16);
     p.src_pitch = 16 * (p.src_run_vecs | 1);
     p.dst_run_vecs = static_cast<int>((d.tile_a * DW + 30) / 16);
-    convert_channels<SW, DW><<<static_cast<unsigned>(d.blocks), kThreads, 0, stream>>>(p);
+    unsigned const grid = static_cast<unsigned>(d.blocks);
+    if (d.tile_b == 1) {
+      // the register kind (src/convert.rs ChannelStage::Registers): 3 or 4 packed channels on the
+      // interleaved side
+      auto regs = [&](auto c_) {
+        constexpr int C = decltype(c_)::value;
+        if constexpr (kChannelRegs<SW, DW, C>) {
+          convert_channels_regs<SW, DW, C><<<grid, kThreads, 0, stream>>>(p);
+          check_launch("convert_channels_regs");
+        } else {
+          throw std::invalid_argument("no register channels kernel for these widths");
+        }
+      };
+      auto regs_dst = [&](auto c_) {
+        constexpr int C = decltype(c_)::value;
+        if constexpr (kChannelRegsDst<SW, DW, C>) {
+          convert_channels_regs_dst<SW, DW, C><<<grid, kThreads, 0, stream>>>(p);
+          check_launch("convert_channels_regs_dst");
+        } else {
+          throw std::invalid_argument("no register channels kernel for these widths");
+        }
+      };
+      if (p.channels == 3) return p.src_interleaved ? regs(std::integral_constant<int, 3>{}) : regs_dst(std::integral_constant<int, 3>{});
+      if (p.channels == 4) return p.src_interleaved ? regs(std::integral_constant<int, 4>{}) : regs_dst(std::integral_constant<int, 4>{});
+      throw std::invalid_argument("the register channels kernels take 3 or 4 channels");
+    }
+    convert_channels<SW, DW><<<grid, kThreads, 0, stream>>>(p);
     check_launch("convert_channels");
   } else {
     TileParams p{};
