@@ -1755,14 +1755,19 @@ mod tests {
 
     #[test]
     fn the_register_stage_takes_only_the_width_pairs_measured_faster_than_the_stage() {
-        // (channels, sw, dw) that take registers with an interleaved source: a destination
-        // vector's pixels 16 to 64 bytes of source; planes at one 16-byte phase (plane 4096)
-        let src: Vec<_> = [3, 4]
-            .into_iter()
-            .flat_map(|c| [1, 2, 4, 8].map(|sw| (c, sw)))
-            .flat_map(|(c, sw)| [1, 2, 4, 8].map(|dw| (c, sw, dw)))
-            .filter(|&(c, sw, dw)| register_stage(Interleaved::Source, (c, c), 4096, (sw, dw)))
-            .collect();
+        // the (channels, sw, dw) of 3 or 4 channels and every width pair that take registers
+        // with the interleaved side `il`, pixels of `pixel(c)` elements, planes `plane` apart
+        let taken = |il, pixel: fn(usize) -> usize, plane| -> Vec<_> {
+            [3, 4]
+                .into_iter()
+                .flat_map(|c| [1, 2, 4, 8].map(|sw| (c, sw)))
+                .flat_map(|(c, sw)| [1, 2, 4, 8].map(|dw| (c, sw, dw)))
+                .filter(|&(c, sw, dw)| register_stage(il, (c, pixel(c)), plane, (sw, dw)))
+                .collect()
+        };
+        // an interleaved source: a destination vector's pixels 16 to 64 bytes of source; planes
+        // at one 16-byte phase (plane 4096)
+        let src = taken(Interleaved::Source, |c| c, 4096);
         assert_eq!(
             src,
             [
@@ -1784,12 +1789,7 @@ mod tests {
         assert!(!register_stage(Interleaved::Source, (3, 4), 4096, (2, 2)));
         // an interleaved destination: narrowing pairs only (f32 planes into f16 / bf16 RGB or
         // RGBA), the u8 crop keeps the stage
-        let dst: Vec<_> = [3, 4]
-            .into_iter()
-            .flat_map(|c| [1, 2, 4, 8].map(|sw| (c, sw)))
-            .flat_map(|(c, sw)| [1, 2, 4, 8].map(|dw| (c, sw, dw)))
-            .filter(|&(c, sw, dw)| register_stage(Interleaved::Destination, (c, 1), 1, (sw, dw)))
-            .collect();
+        let dst = taken(Interleaved::Destination, |_| 1, 1);
         assert_eq!(dst, [(3, 4, 2), (4, 4, 2)]);
     }
 
