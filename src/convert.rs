@@ -575,10 +575,20 @@ fn register_stage(
     }
 }
 
-/// Blocks the channels route aims for: two or more per SM on any of today's GPUs, so that a block's
-/// loads overlap another's stores (a copy of few images and long pixel modes would otherwise run
-/// one load phase then one store phase across the whole GPU).
-const CHANNEL_BLOCKS: usize = 2048;
+/// Blocks a channels tile aims for at least when a thread's stores share their place (a planar
+/// destination whose planes keep one 16-byte phase: vector j of every plane in turn) or the
+/// destination is interleaved: 512, about four per SM on today's GPUs, so that each block's fixed
+/// work (coefficients, tile coordinates, the barrier) is spread over a full stage. Below that the
+/// tile is cut for more blocks, so that a copy of few images still fills the GPU. Measured on an
+/// H100 (2026-12-07, CLI, every run verified): 2048-block tiles against full stages, u8 NHWC
+/// [64,224,224,3] -> f32 NCHW 20.3 -> 18.4 us (with whole store rounds), u8 NCHW -> f32 NHWC 22.6 ->
+/// 19.8 us, f32 NHWC -> f16 NCHW 12.1 -> 11.4 us.
+const CHANNEL_BLOCKS: usize = 512;
+/// Blocks a channels tile aims for at least when each (plane, vector) of a planar destination is
+/// placed on its own (planes at different 16-byte phases): 2048, smaller tiles. There the
+/// per-vector work is the larger share and full stages measured slower (H100, 2026-12-07: u8
+/// NHWC [64,299,299,3] -> f32 NCHW 34.1 -> 35.5 us).
+const CHANNEL_BLOCKS_PER_VECTOR: usize = 2048;
 /// The stage a channels tile is cut down to at least, for more blocks: 2 KiB (half a load per
 /// thread), below which a block's fixed work outweighs its bytes.
 const MIN_CHANNEL_STAGE: usize = 2 << 10;
@@ -605,22 +615,41 @@ fn channel_pixels(
     }
 }
 
-/// The pixels of a channels tile: enough tiles for [`CHANNEL_BLOCKS`] blocks with `others` tiles
-/// a pixel tile (the other modes' coordinates), within a stage of [`MIN_CHANNEL_STAGE`] to
-/// [`CHANNEL_STAGE_BYTES`]; a multiple of 16 when the mode is longer.
+/// What a shared-stage channels tile aims for: (blocks at least, pixels it is a multiple of when
+/// the stage holds that many). A planar destination whose planes keep one 16-byte phase (`pitch`,
+/// the planes' distance in bytes, a multiple of 16) is stored by vector j of every plane in turn,
+/// a thread per j: a tile of whole rounds of [`THREADS`] vectors gives every thread the same
+/// stores ([`CHANNEL_BLOCKS`]). Planes at different phases are stored one (plane, vector) a
+/// thread ([`CHANNEL_BLOCKS_PER_VECTOR`]); an interleaved destination's run is cut evenly
+/// whatever its length.
+fn channel_tile_goal(interleaved: Interleaved, pitch: usize, dw: usize) -> (usize, usize) {
+    match interleaved {
+        Interleaved::Source if pitch % 16 == 0 => (CHANNEL_BLOCKS, THREADS * (16 / dw)),
+        Interleaved::Source => (CHANNEL_BLOCKS_PER_VECTOR, 16),
+        Interleaved::Destination => (CHANNEL_BLOCKS, 16),
+    }
+}
+
+/// The pixels of a channels tile: enough tiles for `blocks` blocks with `others` tiles a pixel
+/// tile (the other modes' coordinates), within a stage of [`MIN_CHANNEL_STAGE`] to
+/// [`CHANNEL_STAGE_BYTES`]; when the mode is longer, a multiple of `round` pixels if the stage
+/// holds that many, else of 16 ([`channel_tile_goal`]).
 fn channel_tile(
     interleaved: Interleaved,
     (c, w): (usize, usize),
     pixel: usize,
     sw: usize,
     others: usize,
+    (blocks, round): (usize, usize),
 ) -> usize {
     let most = channel_pixels(interleaved, c, pixel, sw, CHANNEL_STAGE_BYTES);
     let least = channel_pixels(interleaved, c, pixel, sw, MIN_CHANNEL_STAGE).min(most);
-    let want = w.div_ceil(CHANNEL_BLOCKS.div_ceil(others.max(1)));
+    let want = w.div_ceil(blocks.div_ceil(others.max(1)));
     let tw = want.clamp(least, most);
     if tw >= w {
         w
+    } else if tw >= round {
+        tw / round * round
     } else {
         (tw / 16 * 16).max(16)
     }
@@ -681,7 +710,8 @@ fn channels_route(
         };
         (ChannelStage::Registers, pixels.min(THREADS * per_thread))
     } else {
-        let tile = channel_tile(interleaved, (channels, pixels), pixel, sw, others);
+        let goal = channel_tile_goal(interleaved, ds[c] * dw, dw);
+        let tile = channel_tile(interleaved, (channels, pixels), pixel, sw, others, goal);
         (ChannelStage::Shared, tile)
     };
     let tiles_w = pixels.div_ceil(tile);
@@ -1177,8 +1207,14 @@ impl ConvertPlan {
                     Interleaved::Destination => (channels, 1),
                 };
                 let stage = channel_stage_bytes(*interleaved, channels, *tile, pixel, sw);
+                let (blocks, round) = channel_tile_goal(*interleaved, cd.stride()[*c] * dw, dw);
+                let whole = if round > 16 {
+                    format!(", a multiple of {round} pixels when the stage holds that many (whole rounds of {THREADS} vectors a plane: every thread stores as many)")
+                } else {
+                    String::new()
+                };
                 r.push(format!(
-                    "a short mode of {channels} channels (mode {c}) side by side on the {il} ((c, w):(1, {}) over pixel mode {w}) and planar on the {pl} (mode {w} unit-stride): the channels route, a {channels} x {tile} tile per block ({} along mode {w}, {} blocks): pixel tiles for {CHANNEL_BLOCKS} blocks or more (a block's loads then overlap another's stores), each staging {} to {} KiB of source",
+                    "a short mode of {channels} channels (mode {c}) side by side on the {il} ((c, w):(1, {}) over pixel mode {w}) and planar on the {pl} (mode {w} unit-stride): the channels route, a {channels} x {tile} tile per block ({} along mode {w}, {} blocks): pixel tiles as large as the stage holds, down to {blocks} blocks or more (a block's fixed work spread over a full stage, the GPU still filled), each staging {} to {} KiB of source{whole}",
                     step,
                     tiles.0,
                     tiles.1,
@@ -1586,8 +1622,9 @@ mod tests {
             "{p}"
         );
         assert_eq!(cd.stride()[pixel_mode], 1, "{p}");
-        // H x W = 50176 pixels of 64 images in 32 tiles of 1568 each: 2048 blocks
-        assert_eq!((tile, tiles), (1568, (32, 2048)), "{p}");
+        // H x W = 50176 pixels of 64 images: the 16 KiB stage holds 5440 pixels, cut to 5120 (5
+        // whole rounds of 256 f32 vectors a plane): 10 tiles an image, 640 blocks
+        assert_eq!((tile, tiles), (5120, (10, 640)), "{p}");
         // the channel mode survives coalescing as the channel mode with div 1
         assert_eq!(p.channel, Some((channel_mode, 1)), "{p}");
         let (mean, mul) = p.coefficients.clone().unwrap();
@@ -1595,7 +1632,8 @@ mod tests {
         assert_eq!(mul[1], 1.0f32 / 5.0);
         let text = p.to_string();
         assert!(text.contains("normalized per channel"), "{p}");
-        assert!(text.contains("channels: 3 x 1568 tiles"), "{p}");
+        assert!(text.contains("channels: 3 x 5120 tiles"), "{p}");
+        assert!(text.contains("a multiple of 1024 pixels"), "{p}");
         assert!(
             text.contains("the shared stage, not registers: a destination vector's 4 pixels are 12 bytes of source, under 16"),
             "{p}"
@@ -1639,9 +1677,9 @@ mod tests {
             ),
             "{p8}"
         );
-        // pixels of 4 elements (RGBX, 3 channels read): the shared-memory stage, 2048 blocks of
-        // 1568 pixels; its planes of 224 x 224 f32 are whole 16-byte vectors apart: one vector
-        // index, every plane
+        // pixels of 4 elements (RGBX, 3 channels read): the shared-memory stage, whose 16 KiB
+        // hold 4092 pixels, cut to 3 whole rounds of 1024 (17 tiles an image, 1088 blocks); its
+        // planes of 224 x 224 f32 are whole 16-byte vectors apart: one vector index, every plane
         let rgbx = Layout::new(&[64, 3, 224, 224], &[224 * 224 * 4, 1, 224 * 4, 4]).unwrap();
         let sh =
             ConvertPlan::new(DType::U8, DType::F32, rgbx, rm(&[64, 3, 224, 224]), &cvt).unwrap();
@@ -1656,13 +1694,13 @@ mod tests {
             panic!("{sh}")
         };
         assert_eq!(stage, ChannelStage::Shared, "{sh}");
-        assert_eq!((tile, tiles), (1568, (32, 2048)), "{sh}");
+        assert_eq!((tile, tiles), (3072, (17, 1088)), "{sh}");
         assert!(
             channel_stage_bytes(interleaved, 3, tile, 4, 1) <= CHANNEL_STAGE_BYTES,
             "{sh}"
         );
         let text = sh.to_string();
-        assert!(text.contains("the channels route, a 3 x 1568 tile"), "{sh}");
+        assert!(text.contains("the channels route, a 3 x 3072 tile"), "{sh}");
         assert!(text.contains("vector j of all 3 rows"), "{sh}");
         // planes of 299 x 299 f32 are not: one (plane, vector) a thread
         let src = rm(&[32, 299, 299, 3]).permute(&[0, 3, 1, 2]).unwrap();
@@ -1828,17 +1866,24 @@ mod tests {
                             Interleaved::Source => (c..=MAX_PIXEL_BYTES / sw).collect(),
                             Interleaved::Destination => vec![1],
                         };
-                        for (pixel, others) in
-                            pixels.into_iter().zip([1, 7, 64, 5000].iter().cycle())
+                        for ((pixel, others), (pitch, dw)) in
+                            pixels.into_iter().zip([1, 7, 64, 5000].iter().cycle()).zip(
+                                [(4096, 4), (200704, 2), (3, 1), (1024, 8), (8, 4)]
+                                    .iter()
+                                    .cycle(),
+                            )
                         {
-                            let tw = channel_tile(il, (c, w), pixel, sw, *others);
-                            assert!(tw >= 16 && tw <= w, "{il:?} c {c} w {w} sw {sw}");
-                            assert!(tw == w || tw % 16 == 0, "{il:?} c {c} w {w} sw {sw}");
+                            let (blocks, round) = channel_tile_goal(il, *pitch, *dw);
+                            let tw = channel_tile(il, (c, w), pixel, sw, *others, (blocks, round));
+                            let at = format!("{il:?} c {c} w {w} sw {sw} dw {dw} pitch {pitch}");
+                            assert!(tw >= 16 && tw <= w, "{at}");
+                            assert!(tw == w || tw % 16 == 0, "{at}");
                             let stage = channel_stage_bytes(il, c, tw, pixel, sw);
-                            assert!(
-                                stage <= CHANNEL_STAGE_BYTES,
-                                "{il:?} c {c} w {w} sw {sw}: {stage}"
-                            );
+                            assert!(stage <= CHANNEL_STAGE_BYTES, "{at}: {stage}");
+                            // whole store rounds once a tile holds one
+                            if tw < w && tw >= round {
+                                assert_eq!(tw % round, 0, "{at}");
+                            }
                         }
                     }
                 }

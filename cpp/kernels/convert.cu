@@ -1004,6 +1004,15 @@ struct ChannelParams {
   int dst_run_vecs;     // planar destination: vectors per row (the same, of the destination)
 };
 
+// The blocks per SM convert_channels is compiled for: 6 for 1-byte sources into 2-byte destinations
+// (at most 40 registers instead of 48, so 6 blocks of 256 threads instead of 5; H100, 2026-12-07, CLI: the
+// u8 [8,3,1088,1928] crop -> bf16 NHWC normalized 69.5 -> 65.7 us), else no minimum (46 to 64
+// registers, 4 or 5 blocks): u8 -> f32 read no faster at 6 (the crop 89.3 -> 89.1 us, NHWC planes
+// 18.4 -> 18.5 us), and 8 forced (32 registers) was slower for every copy measured (NHWC u8 -> f32
+// 20.3 -> 24.9 us, the bf16 crop -> 83.6 us).
+template <int SW, int DW>
+constexpr int kChannelMinBlocks = SW == 1 && DW == 2 ? 6 : 1;
+
 // Channels route (one side interleaved, the other planar): a block converts the (C, tile_w) tile
 // at one coordinate of the other modes. The source side's bytes are loaded as they lie, by
 // aligned 16-byte vectors: every vector of the tile's runs (C planar rows, or one interleaved run)
@@ -1012,10 +1021,9 @@ struct ChannelParams {
 // destination's aligned 16-byte vectors are then gathered from the stage element by element,
 // converted in registers with their channel's (mean, mul) and stored whole; only the vectors a
 // destination run's ends cut go element by element. One pass of each, one barrier between.
-// No minimum of blocks per SM: 42 registers, 5 blocks. Forcing 8 (32 registers) measured slower
-// (H100, 2026-12-06: NHWC u8 -> f32 0.775 -> 0.695x of a copy, the crop unchanged).
+// Blocks per SM: see kChannelMinBlocks.
 template <int SW, int DW>
-__global__ void __launch_bounds__(kThreads) convert_channels(__grid_constant__ ChannelParams const p) {
+__global__ void __launch_bounds__(kThreads, kChannelMinBlocks<SW, DW>) convert_channels(__grid_constant__ ChannelParams const p) {
   using SU = cute::uint_byte_t<SW>;
   using DU = cute::uint_byte_t<DW>;
   __shared__ __align__(16) unsigned char stage[kChanStage];
