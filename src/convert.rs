@@ -1622,7 +1622,7 @@ mod tests {
             "{p}"
         );
         assert_eq!(cd.stride()[pixel_mode], 1, "{p}");
-        // H x W = 50176 pixels of 64 images: the 16 KiB stage holds 5440 pixels, cut to 5120 (5
+        // H x W = 50176 pixels of 64 images: the 16 KiB stage holds 5451 pixels, cut to 5120 (5
         // whole rounds of 256 f32 vectors a plane): 10 tiles an image, 640 blocks
         assert_eq!((tile, tiles), (5120, (10, 640)), "{p}");
         // the channel mode survives coalescing as the channel mode with div 1
@@ -1678,7 +1678,7 @@ mod tests {
             "{p8}"
         );
         // pixels of 4 elements (RGBX, 3 channels read): the shared-memory stage, whose 16 KiB
-        // hold 4092 pixels, cut to 3 whole rounds of 1024 (17 tiles an image, 1088 blocks); its
+        // hold 4088 pixels, cut to 3 whole rounds of 1024 (17 tiles an image, 1088 blocks); its
         // planes of 224 x 224 f32 are whole 16-byte vectors apart: one vector index, every plane
         let rgbx = Layout::new(&[64, 3, 224, 224], &[224 * 224 * 4, 1, 224 * 4, 4]).unwrap();
         let sh =
