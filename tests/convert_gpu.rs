@@ -715,6 +715,75 @@ fn channels_route_converts_random_images_both_ways_at_any_offset_pitch_and_crop(
 }
 
 #[test]
+fn channels_tiles_cut_to_whole_store_rounds_convert_every_pixel() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(46);
+    // Images large enough that the shared-stage tile takes whole rounds of 256 destination
+    // vectors a plane (1024 pixels into f32, 2048 into 2-byte types), the last tile of each image
+    // partial, both views at random offsets with a spare element after them.
+    let nhwc = |n: usize, h: usize, w: usize, pixel: usize| {
+        Layout::new(&[n, 3, h, w], &[h * w * pixel, 1, w * pixel, pixel]).unwrap()
+    };
+    let planes = |n: usize, h: usize, w: usize| Layout::row_major(&[n, 3, h, w]).unwrap();
+    let imagenet =
+        Convert::new().normalize(1, &[123.675, 116.28, 103.53], &[58.395, 57.12, 57.375]);
+    fn one<S: Element, D: Element>(
+        stream: &Arc<CudaStream>,
+        (src, dst): (Layout, Layout),
+        cvt: &Convert,
+        round: usize,
+        r: &mut rand::rngs::StdRng,
+    ) {
+        let p = check::<S, D>(
+            stream,
+            Side::placed(r.random_range(0..16), src, 1),
+            Side::placed(r.random_range(0..16), dst, 1),
+            cvt,
+            r,
+        );
+        let ConvertRoute::Channels {
+            stage,
+            tile,
+            interleaved,
+            ..
+        } = p.route
+        else {
+            panic!("{p}")
+        };
+        assert_eq!(
+            (stage, interleaved),
+            (ChannelStage::Shared, Interleaved::Source),
+            "{p}"
+        );
+        assert!(tile >= round && tile % round == 0, "{p}");
+    }
+    // u8 RGB into f32 planes, normalized: 300000 pixels an image, 2 images: 1024-pixel tiles
+    one::<u8, f32>(
+        &stream,
+        (nhwc(2, 300, 1000, 3), planes(2, 300, 1000)),
+        &imagenet,
+        1024,
+        &mut r,
+    );
+    // u8 RGBX (3 channels of 4 read) into f16 and bf16 planes: the 6-blocks-per-SM kernel,
+    // 2048-pixel tiles
+    one::<u8, f16>(
+        &stream,
+        (nhwc(1, 1024, 1040, 4), planes(1, 1024, 1040)),
+        &Convert::new(),
+        2048,
+        &mut r,
+    );
+    one::<u8, bf16>(
+        &stream,
+        (nhwc(1, 1000, 1100, 4), planes(1, 1000, 1100)),
+        &imagenet,
+        2048,
+        &mut r,
+    );
+}
+
+#[test]
 fn empty_copies_and_bad_normalizations_write_nothing() {
     let Some(stream) = gpu() else { return };
     let s = DeviceTensor::<f32>::zeros(&stream, rm(&[4, 3])).unwrap();
