@@ -44,6 +44,7 @@ fn bench_convert<S: Element, D: Element>(
         ConvertRoute::Elementwise { .. } => "elementwise",
         ConvertRoute::Tile { .. } => "tile",
         ConvertRoute::Channels { .. } => "channels",
+        ConvertRoute::Gather { .. } => "gather",
         ConvertRoute::Empty => "empty",
     };
     g.bench_function(BenchmarkId::new("convert_tensor", route), |b| {

@@ -299,6 +299,26 @@ void launch_convert(ConvertDesc const& t) {
     std::int64_t const phase = t.dst_stride[last] == 1 ? 16 / dw - 1 : 0;
     require(t.chunks_per_row == (t.shape[last] + phase + t.chunk - 1) / t.chunk, "chunks per row do not match");
     require(t.blocks == (t.rows * t.chunks_per_row + 511) / 512, "block count does not match");
+  } else if (t.kind == ConvertKind::Gather) {
+    // convert.cu's gather kernel: a compact destination, modes slowest first (element e of the
+    // copy is destination element e), fewer than 2^31 - 2^10 elements (int indices); `rows` is
+    // the element count, `chunks_per_row` the destination's 16-byte vectors with room for any
+    // 16-byte phase (the kernel launches the ones its own phase needs), kGatherUnits (2) of them
+    // a thread.
+    std::uint32_t const last = t.rank - 1;
+    require(t.mode_a == last && t.mode_b == last, "gather: the last mode is the destination's fastest");
+    std::int64_t n = 1, expect = 1;
+    for (std::uint32_t i = 0; i < t.rank; ++i) {
+      std::uint32_t const m = last - i;
+      require(t.dst_stride[m] == expect, "gather: the destination is not compact in the modes' order");
+      expect *= t.shape[m];
+      n *= t.shape[m];
+      require(n <= (std::int64_t{1} << 31) - 1024, "gather: 2^31 - 2^10 elements at most");
+    }
+    require(!t.affine || t.chan_mode == -1 || (t.chan_div <= 0x7fffffff && t.channels <= 0x7fffffff), "gather: channel divisors");
+    std::int64_t const v = 16 / dw;
+    require(t.rows == n && t.chunks_per_row == (n + 2 * (v - 1)) / v, "gather: element or vector count does not match");
+    require(t.blocks == (t.chunks_per_row + 511) / 512, "gather: block count does not match");
   } else if (t.kind == ConvertKind::Channels) {
     // convert.cu's channels kernel: a short channel mode a (2..16) unit-stride on one side, the
     // pixel mode b stepping over the channels there (>= C on the source, C on the destination)

@@ -32,6 +32,16 @@ const WIDE_TILE_ELEMS: usize = 16384;
 const MAX_WIDE_TILE_SIDE: usize = 4096;
 /// The shared-memory stage a wide tile may take: 48 KiB, so that four blocks still fit on an SM.
 const WIDE_STAGE_BYTES: usize = 48 << 10;
+/// Destination vectors each thread of the gather route converts (`kGatherUnits`).
+const GATHER_UNITS: usize = 2;
+/// The most elements the gather route takes: its kernel indexes elements in 32 bits.
+const GATHER_MAX_ELEMS: usize = (1 << 31) - 1024;
+/// The gather route's locality: the source step (bytes) along a destination mode that counts as
+/// short, so that the elements a warp loads for one slot of its vectors lie a few sectors apart.
+const GATHER_SOURCE_STEP: usize = 16;
+/// The most elements of the destination's fastest modes the gather route walks before a mode of a
+/// short source step (the channels of a pixel, the 3 x 5 of a tiny matrix).
+const GATHER_SHORT_MODES: usize = 16;
 /// Channels whose mean and multiplier travel in the descriptor; more go through a device array.
 pub const CHANNELS_BY_VALUE: usize = 16;
 
@@ -288,6 +298,18 @@ pub enum ConvertRoute {
         /// Tiles along `mode_a`, along `mode_b`, and in all.
         tiles: (usize, usize, usize),
     },
+    /// A compact destination (its modes, slowest first, are the coalesced modes): aligned
+    /// 16-byte destination vectors, 2 a thread (`kGatherUnits`), each element loaded alone from
+    /// its coordinates' source offset and converted in registers.
+    Gather {
+        /// Destination vectors (16 bytes) with room for the destination's 16-byte phase.
+        vectors: usize,
+        /// The destination's fastest modes (coalesced, innermost last) walked before the first
+        /// with a short source step, and that mode: `(inner elements, mode)`.
+        locality: (usize, usize),
+        /// Blocks of the launch.
+        blocks: usize,
+    },
     /// A short channel mode side by side on one side (`(c, w):(1, S)`: NHWC, a pixel's channels
     /// together) and planar on the other (`w` unit-stride: NCHW or a crop of it): a block converts
     /// a `channels x tile` tile, the source's bytes staged as they lie (aligned 16-byte vectors,
@@ -428,6 +450,72 @@ fn elementwise_route(
     }
 }
 
+/// The gather route over coalesced `shape` with strides `ss` / `ds` (modes in the destination's
+/// order, slowest first), when it applies: a compact destination (the last mode unit-stride, each
+/// mode stepping over the faster ones), fewer than [`GATHER_MAX_ELEMS`] elements, and loads that
+/// stay local: walking the destination's modes from the fastest, a mode whose source step is
+/// [`GATHER_SOURCE_STEP`] bytes or less comes within [`GATHER_SHORT_MODES`] elements.
+fn gather_route(
+    shape: &[usize],
+    ss: &[usize],
+    ds: &[usize],
+    (sw, dw): (usize, usize),
+) -> Option<ConvertRoute> {
+    let r = shape.len();
+    let n: usize = shape.iter().product();
+    if n > GATHER_MAX_ELEMS {
+        return None;
+    }
+    let mut expect = 1;
+    for m in (0..r).rev() {
+        if ds[m] != expect {
+            return None;
+        }
+        expect *= shape[m];
+    }
+    let mut inner = 1;
+    let mut k = r - 1;
+    while ss[k] * sw > GATHER_SOURCE_STEP {
+        inner *= shape[k];
+        if inner > GATHER_SHORT_MODES || k == 0 {
+            return None;
+        }
+        k -= 1;
+    }
+    let v = 16 / dw;
+    let vectors = (n + 2 * (v - 1)) / v;
+    Some(ConvertRoute::Gather {
+        vectors,
+        locality: (inner, k),
+        blocks: vectors.div_ceil(THREADS * GATHER_UNITS),
+    })
+}
+
+/// Whether the gather route (where it applies) runs instead of `other`, the route the layouts
+/// would take without it (measured on an H100, `docs/convert-tuning.md` 2026-12-07 (6)):
+/// - instead of a tile: the tile's sides are the fastest modes of each side, a few elements wide
+///   where the destination's fastest modes are short (f32 items [131072, 3, 5] -> [131072, 5, 3]
+///   got a 4 x 8 tile each: 0.01x -> 0.67x D2D), while the gather stores whole vectors whatever
+///   the extents;
+/// - instead of an elementwise widening into 4- or 8-byte elements over more than one row: the
+///   elementwise route cuts each row's vectors at its ends and loads 8 bytes or less a lane,
+///   while the gather sees the compact destination as one run and loads at most 4 elements a
+///   vector (bf16 [64,1024,1023] of ld 1024 -> f32 0.81x -> 0.91x D2D, u8 of ld 3008 -> f32
+///   0.72x -> 0.80x, f16 of ld 8192 -> f64 0.83x -> 0.96x);
+/// - not instead of a widening into 2-byte elements (8 one-byte loads a vector: u8 -> bf16
+///   0.60x -> 0.51x), nor of a narrowing or same-width elementwise copy (16 / destination width
+///   loads a vector: f16 -> FP8 permute 0.99x -> 0.41x), nor of one row (its vectors are all
+///   whole), nor of a channels tile (its stage gives both sides whole vectors; the gather's
+///   per-element channel and carries lost everywhere: u8 NHWC -> f32 NCHW normalized 0.94x ->
+///   0.57x, the crop -> bf16 NHWC 0.79x -> 0.23x).
+fn gather_wins(other: &ConvertRoute, (sw, dw): (usize, usize)) -> bool {
+    match other {
+        ConvertRoute::Tile { .. } => true,
+        ConvertRoute::Elementwise { rows, .. } => dw > sw && dw >= 4 && *rows > 1,
+        _ => false,
+    }
+}
+
 /// What both plan constructors fill alike; the closure adds the coalesced layouts, the channel and
 /// the route.
 fn assemble(
@@ -457,6 +545,7 @@ fn check_grid(route: &ConvertRoute) -> Result<()> {
         ConvertRoute::Elementwise { blocks, .. } => *blocks,
         ConvertRoute::Tile { tiles, .. } => tiles.2,
         ConvertRoute::Channels { tiles, .. } => tiles.1,
+        ConvertRoute::Gather { blocks, .. } => *blocks,
         ConvertRoute::Empty => 0,
     };
     if grid > i32::MAX as usize {
@@ -821,14 +910,15 @@ impl ConvertPlan {
                 .unwrap_or(0)
         };
         let (mode_a, mode_b) = (fastest(ss), r - 1);
-        let route = if mode_a == mode_b || r == 1 {
+        let widths = (src_dtype.size_bytes(), dst_dtype.size_bytes());
+        let other = if mode_a == mode_b || r == 1 {
             elementwise_route(src_dtype, dst_dtype, shape, ss, ds)
         } else if let Some(route) = channels_route(
             shape,
             (ss, ds),
             (mode_a, mode_b),
             channel.map(|(m, _)| m),
-            (src_dtype.size_bytes(), dst_dtype.size_bytes()),
+            widths,
         ) {
             route
         } else {
@@ -844,6 +934,10 @@ impl ConvertPlan {
                 tile,
                 tiles: (ta, tb, ta * tb * others),
             }
+        };
+        let route = match gather_route(shape, ss, ds, widths) {
+            Some(g) if gather_wins(&other, widths) => g,
+            _ => other,
         };
         check_grid(&route)?;
         Ok(plan((cs, cd), channel, route))
@@ -1103,6 +1197,29 @@ impl ConvertPlan {
                     "stores: element by element (the destination's fastest mode is strided)".into()
                 });
             }
+            ConvertRoute::Gather {
+                locality: (inner, k),
+                ..
+            } => {
+                let (cs, _) = &self.coalesced;
+                let (sw, dw) = (self.src_dtype.size_bytes(), self.dst_dtype.size_bytes());
+                let last = cs.rank() - 1;
+                r.push(format!(
+                    "the destination is compact (its modes, slowest first, are the coalesced modes): gather, a thread converts {GATHER_UNITS} aligned 16-byte destination vectors ({} elements each) {THREADS} apart, so each store instruction of a warp writes 512 consecutive bytes; only the vectors the destination's ends cut go element by element",
+                    16 / dw
+                ));
+                r.push(if *inner == 1 {
+                    format!("loads: element by element at each element's coordinates (fast divisions once per vector, then steps along mode {last} carried into the slower modes); mode {last} steps {} bytes through the source, so a warp's loads of one element slot lie a few 32-byte sectors apart and L1 serves its neighbours", cs.stride()[last] * sw)
+                } else {
+                    format!("loads: element by element at each element's coordinates (fast divisions once per vector, then steps carried through the modes); the destination's fastest {inner} elements take long source steps, then mode {k} steps {} bytes, so a warp's loads of one element slot lie in a few runs of sectors and L1 serves their neighbours", cs.stride()[*k] * sw)
+                });
+                r.push("every load of a thread is issued before any element is converted: its vectors' source elements are all in flight at once, and the kernel holds few registers (many warps per SM)".into());
+                r.push(if *inner == 1 && cs.stride()[last] == 1 {
+                    format!("chosen over the elementwise route: a widening ({sw} -> {dw} bytes, at most 4 loads a vector) over more than one row, whose rows would cut their vectors at both ends and load {} bytes or less a lane; the gather sees the whole destination as one run", 16 * sw / dw)
+                } else {
+                    "chosen over a tile: the fastest modes differ, and the tile's sides would be the destination's short fastest modes (a few elements wide); the gather stores whole vectors whatever the extents (a channels tile, where one applies, is kept: its stage gives both sides whole vectors)".into()
+                });
+            }
             ConvertRoute::Tile {
                 mode_a,
                 mode_b,
@@ -1338,6 +1455,16 @@ impl ConvertPlan {
                 d.tiles_b = tiles.1 as i64;
                 d.blocks = tiles.2 as i64;
             }
+            ConvertRoute::Gather {
+                vectors, blocks, ..
+            } => {
+                d.kind = ConvertKind::Gather;
+                d.mode_a = cs.rank() as u32 - 1;
+                d.mode_b = d.mode_a;
+                d.rows = cs.size() as i64;
+                d.chunks_per_row = *vectors as i64;
+                d.blocks = *blocks as i64;
+            }
             ConvertRoute::Channels {
                 channel_mode,
                 pixel_mode,
@@ -1412,6 +1539,12 @@ impl fmt::Display for ConvertPlan {
                 "  route: convert family, Convert128, shared-memory tile {} x {}: {} tiles of {THREADS} threads",
                 tile.1, tile.0, tiles.2
             )?,
+            ConvertRoute::Gather {
+                vectors, blocks, ..
+            } => writeln!(
+                f,
+                "  route: convert family, Convert128, gather: {vectors} destination vectors of 16 bytes, {blocks} blocks of {THREADS} threads ({GATHER_UNITS} vectors each)"
+            )?,
             ConvertRoute::Channels {
                 channel_mode,
                 pixel_mode,
@@ -1443,6 +1576,14 @@ mod tests {
 
     fn rm(s: &[usize]) -> Layout {
         Layout::row_major(s).unwrap()
+    }
+
+    /// `l` with a gap of 16 elements after each entry of mode 0: not compact, so the gather route
+    /// does not apply (the tests of the other routes' choices write into it).
+    fn gapped(l: Layout) -> Layout {
+        let mut stride = l.stride().to_vec();
+        stride[0] += 16;
+        Layout::new(l.shape(), &stride).unwrap()
     }
 
     #[test]
@@ -1495,7 +1636,7 @@ mod tests {
             DType::BF16,
             DType::F32,
             src,
-            rm(&[64, 1024, 1023]),
+            gapped(rm(&[64, 1024, 1023])),
             &Convert::new(),
         )
         .unwrap();
@@ -1539,7 +1680,7 @@ mod tests {
             (DType::F16, DType::F64, true),
             (DType::I16, DType::I64, true),
         ] {
-            let p = plan(s, d, packed, packed, &Convert::new().scale(0.5));
+            let p = plan(s, d, packed, gapped(packed), &Convert::new().scale(0.5));
             assert!(p.lane_interleaved(), "{p}");
             assert!(p.to_string().contains("lane-interleaved"), "{p}");
             assert_eq!(p.to_string().contains("-byte word"), words, "{p}");
@@ -1550,7 +1691,7 @@ mod tests {
             (DType::U8, DType::F64),
             (DType::I8, DType::I64),
         ] {
-            let p = plan(s, d, packed, packed, &Convert::new());
+            let p = plan(s, d, packed, gapped(packed), &Convert::new());
             assert!(!p.lane_interleaved(), "{p}");
             assert!(p.to_string().contains("not lane-interleaved"), "{p}");
         }
@@ -1599,6 +1740,8 @@ mod tests {
         // u8 NHWC [64,224,224,3] -> f32 NCHW, normalized over C
         let src = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
         let cvt = Convert::new().normalize(1, &[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]);
+        // (the destination is compact, so the gather route applies too: the channels tile wins,
+        // see `gather_wins`)
         let p = ConvertPlan::new(DType::U8, DType::F32, src, rm(&[64, 3, 224, 224]), &cvt).unwrap();
         let ConvertRoute::Channels {
             channel_mode,
@@ -1903,7 +2046,7 @@ mod tests {
             DType::U8,
             DType::F32,
             src,
-            rm(&[4, 20, 50, 60]),
+            gapped(rm(&[4, 20, 50, 60])),
             &Convert::new(),
         );
         assert!(
@@ -1916,7 +2059,7 @@ mod tests {
             DType::U8,
             DType::F32,
             src,
-            rm(&[4, 16, 50, 60]),
+            gapped(rm(&[4, 16, 50, 60])),
             &Convert::new()
         )));
         // 40 pixels: too few for a block of its own
@@ -1925,7 +2068,7 @@ mod tests {
             DType::U8,
             DType::F32,
             src,
-            rm(&[4096, 3, 40]),
+            gapped(rm(&[4096, 3, 40])),
             &Convert::new(),
         );
         assert!(!is_channels(&p), "{p}");
@@ -1957,7 +2100,7 @@ mod tests {
         // a normalization whose channel steps along the pixel mode: the tile route
         let src = rm(&[8, 1024, 3]).permute(&[0, 2, 1]).unwrap();
         let cvt = Convert::new().normalize(2, &[0.0; 1024], &[1.0; 1024]);
-        let p = plan(DType::U8, DType::F32, src, rm(&[8, 3, 1024]), &cvt);
+        let p = plan(DType::U8, DType::F32, src, gapped(rm(&[8, 3, 1024])), &cvt);
         assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
         let cvt = Convert::new().normalize(1, &[0.0; 3], &[1.0; 3]);
         assert!(is_channels(&plan(
@@ -2008,6 +2151,139 @@ mod tests {
         let cvt = Convert::new().normalize(1, &[0.5; 3], &[2.0; 3]);
         let p = ConvertPlan::new(DType::F32, DType::F16, l, l, &cvt).unwrap();
         assert_eq!(p.channel, Some((0, 35)), "{p}");
+    }
+
+    #[test]
+    fn the_gather_route_replaces_tiles_and_widenings_of_many_rows_only() {
+        let plan = |s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert| {
+            ConvertPlan::new(s, d, src, dst, cvt).unwrap()
+        };
+        let is_gather = |p: &ConvertPlan| matches!(p.route, ConvertRoute::Gather { .. });
+        let plain = Convert::new();
+        // tiny items transposed ([131072, 3, 5] -> [131072, 5, 3]): instead of a 4 x 8 tile each
+        let items = rm(&[131072, 3, 5]).permute(&[0, 2, 1]).unwrap();
+        let p = plan(DType::F32, DType::F32, items, rm(&[131072, 5, 3]), &plain);
+        assert!(is_gather(&p), "{p}");
+        // strided rows widened into packed ones: instead of the elementwise route
+        let strided = Layout::new(&[64, 1024, 1023], &[1048576, 1024, 1]).unwrap();
+        let p = plan(
+            DType::BF16,
+            DType::F32,
+            strided,
+            rm(&[64, 1024, 1023]),
+            &plain,
+        );
+        assert!(is_gather(&p), "{p}");
+        // not a widening into 2-byte elements, not one run (every vector whole), not a narrowing
+        // or same-width copy
+        let u8_rows = Layout::new(&[4096, 3001], &[3008, 1]).unwrap();
+        let p = plan(DType::U8, DType::BF16, u8_rows, rm(&[4096, 3001]), &plain);
+        assert!(matches!(p.route, ConvertRoute::Elementwise { .. }), "{p}");
+        let p = plan(DType::U8, DType::F32, u8_rows, rm(&[4096, 3001]), &plain);
+        assert!(is_gather(&p), "{p}");
+        let packed = rm(&[4096, 4096]);
+        let p = plan(DType::BF16, DType::F32, packed, packed, &plain);
+        assert!(matches!(p.route, ConvertRoute::Elementwise { .. }), "{p}");
+        for (s, d) in [(DType::F32, DType::BF16), (DType::F16, DType::F16)] {
+            let p = plan(s, d, strided, rm(&[64, 1024, 1023]), &plain);
+            assert!(matches!(p.route, ConvertRoute::Elementwise { .. }), "{p}");
+        }
+        let heads = rm(&[8, 32, 4096, 128]).permute(&[0, 2, 1, 3]).unwrap();
+        let p = plan(
+            DType::F16,
+            DType::F8E4M3,
+            heads,
+            rm(&[8, 4096, 32, 128]),
+            &Convert::new().scale(74.7),
+        );
+        assert!(matches!(p.route, ConvertRoute::Elementwise { .. }), "{p}");
+        // not a channels tile: NHWC -> NCHW, and a crop of planes -> NHWC
+        let cvt = Convert::new().normalize(1, &[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]);
+        let nhwc = rm(&[64, 224, 224, 3]).permute(&[0, 3, 1, 2]).unwrap();
+        let p = plan(DType::U8, DType::F32, nhwc, rm(&[64, 3, 224, 224]), &cvt);
+        assert!(matches!(p.route, ConvertRoute::Channels { .. }), "{p}");
+        let crop = Layout::new(&[8, 3, 1080, 1920], rm(&[8, 3, 1088, 1928]).stride()).unwrap();
+        let nhwc_out = rm(&[8, 1080, 1920, 3]).permute(&[0, 3, 1, 2]).unwrap();
+        let p = plan(DType::U8, DType::BF16, crop, nhwc_out, &cvt);
+        assert!(matches!(p.route, ConvertRoute::Channels { .. }), "{p}");
+        // the plan says why
+        let p = plan(DType::F32, DType::F32, items, rm(&[131072, 5, 3]), &plain);
+        assert!(p.to_string().contains("gather"), "{p}");
+    }
+
+    #[test]
+    fn the_gather_route_takes_compact_destinations_whose_loads_stay_local() {
+        let c = |shape: &[usize], ss: &[usize], ds: &[usize], w: (usize, usize)| {
+            gather_route(shape, ss, ds, w)
+        };
+        // strided rows into packed ones: mode 1 steps 2 bytes; 4 f32 a vector, room for a phase
+        let n = 65536 * 1023;
+        assert_eq!(
+            c(&[65536, 1023], &[1024, 1], &[1023, 1], (2, 4)),
+            Some(ConvertRoute::Gather {
+                vectors: (n + 6) / 4,
+                locality: (1, 1),
+                blocks: ((n + 6) / 4).div_ceil(512),
+            })
+        );
+        // NHWC -> NCHW: the pixel mode steps 3 bytes
+        let g = c(
+            &[64, 3, 50176],
+            &[150528, 1, 3],
+            &[150528, 50176, 1],
+            (1, 4),
+        );
+        assert!(
+            matches!(
+                g,
+                Some(ConvertRoute::Gather {
+                    locality: (1, 2),
+                    ..
+                })
+            ),
+            "{g:?}"
+        );
+        // planes -> NHWC: the 3 channels step a plane apart, then the pixel mode 1 byte
+        let g = c(
+            &[8, 1080, 1920, 3],
+            &[6292992, 1928, 1, 2097664],
+            &[6220800, 5760, 3, 1],
+            (1, 2),
+        );
+        assert!(
+            matches!(
+                g,
+                Some(ConvertRoute::Gather {
+                    locality: (3, 2),
+                    ..
+                })
+            ),
+            "{g:?}"
+        );
+        // tiny matrices transposed: 3 x 5 elements, then a mode of unit step
+        let g = c(&[131072, 5, 3], &[15, 1, 5], &[15, 3, 1], (4, 4));
+        assert!(
+            matches!(
+                g,
+                Some(ConvertRoute::Gather {
+                    locality: (3, 1),
+                    ..
+                })
+            ),
+            "{g:?}"
+        );
+        // a transpose: 7001 elements of 40004-byte steps before any short one
+        assert_eq!(c(&[7001, 10000], &[1, 7001], &[10000, 1], (4, 4)), None);
+        // 8 x 3 = 24 elements of long steps: past the short modes' 16
+        assert_eq!(c(&[100, 8, 3], &[1, 300, 100], &[24, 3, 1], (4, 4)), None);
+        // a gap in the destination (a crop of it) or a mode out of order
+        assert_eq!(c(&[100, 30], &[30, 1], &[32, 1], (4, 4)), None);
+        assert_eq!(c(&[100, 30], &[30, 1], &[1, 100], (4, 4)), None);
+        // more elements than 32-bit indices hold
+        assert_eq!(
+            c(&[1 << 16, 1 << 15], &[1 << 15, 1], &[1 << 15, 1], (4, 4)),
+            None
+        );
     }
 
     #[test]

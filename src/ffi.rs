@@ -235,6 +235,9 @@ mod bridge {
         /// A short channel mode interleaved on one side, planar on the other: (C, tile_w)
         /// tiles, the source's bytes staged raw, the destination's vectors gathered from them.
         Channels = 2,
+        /// A compact destination: aligned 16-byte destination vectors, their source elements
+        /// loaded one by one at their coordinates.
+        Gather = 3,
     }
 
     /// One copy of the convert family (src/convert.rs plans and builds it): layouts of rank

@@ -156,9 +156,31 @@ fn pair_cases<S: Element, D: Element>(stream: &Arc<CudaStream>, r: &mut rand::rn
     let dst = Side::placed(2, rm(&[45, 77]), 3);
     let p = check::<S, D>(stream, src, dst, &plain, r);
     assert!(matches!(p.route, ConvertRoute::Tile { .. }), "{p}");
-    // NHWC [2,9,17,3] -> NCHW and back at odd offsets: the channels route both ways
+    // NHWC [2,9,17,3] -> NCHW and back at odd offsets: the channels route both ways, into compact
+    // destinations (where the gather route applies too and loses to the stage) and into ones
+    // with a gap after each image
     let nhwc = rm(&[2, 9, 17, 3]).permute(&[0, 3, 1, 2]).unwrap();
     let nchw = rm(&[2, 3, 9, 17]);
+    for (src, dst) in [(nhwc, nchw), (nchw, nhwc)] {
+        let p = check::<S, D>(
+            stream,
+            Side::placed(1, src, 2),
+            Side::placed(3, dst, 1),
+            &plain,
+            r,
+        );
+        assert!(matches!(p.route, ConvertRoute::Channels { .. }), "{p}");
+    }
+    let gapped = |l: &Layout| {
+        let mut st = l.stride().to_vec();
+        st[0] += 2;
+        Layout::new(l.shape(), &st).unwrap()
+    };
+    let (nhwc, nchw) = (gapped(&nhwc), gapped(&nchw));
+    let il = |p: &ConvertPlan| match p.route {
+        ConvertRoute::Channels { interleaved, .. } => Some(interleaved),
+        _ => None,
+    };
     let p = check::<S, D>(
         stream,
         Side::placed(1, nhwc, 2),
@@ -166,10 +188,6 @@ fn pair_cases<S: Element, D: Element>(stream: &Arc<CudaStream>, r: &mut rand::rn
         &plain,
         r,
     );
-    let il = |p: &ConvertPlan| match p.route {
-        ConvertRoute::Channels { interleaved, .. } => Some(interleaved),
-        _ => None,
-    };
     assert_eq!(il(&p), Some(Interleaved::Source), "{p}");
     let p = check::<S, D>(
         stream,
@@ -244,7 +262,9 @@ fn scales_and_per_channel_normalizations_match_the_host_model() {
     let p = check::<u8, f32>(
         &stream,
         Side::placed(1, nhwc.permute(&[0, 3, 1, 2]).unwrap(), 3),
-        Side::packed(rm(&[2, 3, 37, 41])),
+        // (planes with a gap after each image: the channels route; a compact destination takes
+        // the gather route)
+        Side::packed(Layout::new(&[2, 3, 37, 41], &[3 * 37 * 41 + 16, 37 * 41, 41, 1]).unwrap()),
         &imagenet(1),
         &mut r,
     );
@@ -449,7 +469,9 @@ fn lane_interleaved_rows_of_any_chunk_count_convert_every_element() {
             chunk * 70 + r.random_range(0..chunk),
         ] {
             let rows = r.random_range(1..=3);
-            let (sp, dp) = (r.random_range(0..9), r.random_range(0..9));
+            // (destination rows always padded: a compact destination of a widening pair into 4- or
+            // 8-byte elements takes the gather route)
+            let (sp, dp) = (r.random_range(0..9), r.random_range(1..9));
             let src = Side::placed(
                 r.random_range(0..16),
                 Layout::new(&[rows, n], &[n + sp, 1]).unwrap(),
@@ -477,18 +499,23 @@ fn lane_interleaved_rows_of_any_chunk_count_convert_every_element() {
                 Layout::new(&[3, n], &[n + 4, 1]).unwrap(),
                 0,
             ),
-            Side::placed(r.random_range(0..16), rm(&[3, n]), 0),
+            Side::placed(
+                r.random_range(0..16),
+                Layout::new(&[3, n], &[n + 1, 1]).unwrap(),
+                0,
+            ),
             &over_rows,
             r,
         );
         assert!(matches!(p.route, ConvertRoute::Elementwise { .. }), "{p}");
         assert_eq!(p.channel.map(|(m, _)| m), Some(0), "{p}");
         let along = rm(&[n / 3 + 1, 3]);
+        let along_padded = Layout::new(&[n / 3 + 1, 3], &[4, 1]).unwrap();
         let norm = Convert::new().normalize(1, &[1.0, -2.0, 0.5], &[2.0, 4.0, 8.0]);
         let p = check::<S, D>(
             stream,
             Side::placed(r.random_range(0..16), along, 0),
-            Side::placed(r.random_range(0..16), along, 0),
+            Side::placed(r.random_range(0..16), along_padded, 0),
             &norm,
             r,
         );
@@ -551,9 +578,12 @@ fn tile_route_moves_whole_vectors_at_every_offset_pitch_and_span_edge() {
             let p = check::<S, D>(stream, src, dst, &Convert::new(), r);
             // a short mode of 2 to 16 against 64 or more of the other: the channels route
             let channels = (2..=16).contains(&m.min(n)) && m.max(n) >= 64;
+            // (the destination is compact: where its fastest modes step through the source in
+            // short steps, the gather route takes the copy instead)
             match p.route {
                 ConvertRoute::Tile { .. } => assert!(!channels, "{p}"),
                 ConvertRoute::Channels { .. } => assert!(channels, "{p}"),
+                ConvertRoute::Gather { .. } => {}
                 _ => panic!("{p}"),
             }
         }
@@ -780,6 +810,133 @@ fn channels_tiles_cut_to_whole_store_rounds_convert_every_pixel() {
         &imagenet,
         2048,
         &mut r,
+    );
+}
+
+/// A packed layout of `shape` whose modes are laid out slowest to fastest in `order` (the
+/// destination of a `permute(..).contiguous()` seen in the source's mode order).
+fn compact_in(shape: &[usize], order: &[usize]) -> Layout {
+    let mut stride = vec![0; shape.len()];
+    let mut step = 1;
+    for &m in order.iter().rev() {
+        stride[m] = step;
+        step *= shape[m];
+    }
+    Layout::new(shape, &stride).unwrap()
+}
+
+#[test]
+fn gather_route_converts_compact_destinations_from_local_sources_at_any_offset() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(47);
+    // every pair of element widths (1, 2, 4, 8 bytes), FP8 among them
+    let pairs = [
+        (DType::U8, DType::F32),
+        (DType::U8, DType::BF16),
+        (DType::I8, DType::I8),
+        (DType::F8E4M3, DType::F64),
+        (DType::F16, DType::F8E4M3),
+        (DType::BF16, DType::F32),
+        (DType::U16, DType::F16),
+        (DType::I16, DType::I64),
+        (DType::F32, DType::F8E5M2),
+        (DType::F32, DType::BF16),
+        (DType::I32, DType::F32),
+        (DType::U32, DType::U64),
+        (DType::F64, DType::U8),
+        (DType::F64, DType::F16),
+        (DType::I64, DType::I32),
+        (DType::U64, DType::F64),
+    ];
+    // Random shapes of rank 1 to 5; the destination compact in a random mode order at a random
+    // offset; the source padded, in a random order whose fastest mode is either
+    // - the destination's fastest, for a widening pair: the elementwise route's copies, which
+    //   the gather takes over when they are more than one row into 4- or 8-byte elements, or
+    // - after a short destination mode of 2 to 4, the next one, of 2 to 63 (too few pixels for
+    //   a channels tile unless coalescing merges it): tiny items, the tile route's copies, which
+    //   the gather takes over;
+    // a normalization on a random mode one time in three. Returns (gather taken, gather due).
+    fn one<S: Element, D: Element>(
+        stream: &Arc<CudaStream>,
+        r: &mut rand::rngs::StdRng,
+    ) -> (bool, bool) {
+        let widening = D::DTYPE.size_bytes() > S::DTYPE.size_bytes();
+        let short = !widening || r.random_bool(0.5);
+        let rank = r.random_range(if short { 2 } else { 1 }..=5);
+        let mut shape: Vec<usize> = (0..rank).map(|_| r.random_range(1..=9)).collect();
+        let mut order: Vec<usize> = (0..rank).collect();
+        for i in (1..rank).rev() {
+            order.swap(i, r.random_range(0..=i));
+        }
+        let fastest = order[rank - 1];
+        shape[fastest] = r.random_range(2..=300);
+        if short {
+            shape[fastest] = r.random_range(2..=4);
+            shape[order[rank - 2]] = r.random_range(2..=63);
+        }
+        let inner = if short { order[rank - 2] } else { fastest };
+        // the source: `inner` unit-stride, every other mode padded by 0..3, in a random order
+        let mut src_order: Vec<usize> = (0..rank).filter(|&m| m != inner).collect();
+        for i in (1..src_order.len()).rev() {
+            src_order.swap(i, r.random_range(0..=i));
+        }
+        src_order.push(inner);
+        let mut stride = vec![0; rank];
+        let mut step = 1;
+        for &m in src_order.iter().rev() {
+            stride[m] = step;
+            step *= shape[m]
+                + if m != inner && r.random_bool(0.4) {
+                    r.random_range(1..4)
+                } else {
+                    0
+                };
+        }
+        let src = Layout::new(&shape, &stride).unwrap();
+        let dst = compact_in(&shape, &order);
+        let convert = if r.random_bool(0.33) {
+            let m = r.random_range(0..rank);
+            let n = shape[m];
+            Convert::new().normalize(
+                m,
+                &(0..n).map(|c| c as f32 * 0.25).collect::<Vec<_>>(),
+                &(1..=n).map(|c| c as f32).collect::<Vec<_>>(),
+            )
+        } else {
+            Convert::new()
+        };
+        let p = check::<S, D>(
+            stream,
+            Side::placed(r.random_range(0..24), src, r.random_range(0..5)),
+            Side::placed(r.random_range(0..24), dst, r.random_range(0..5)),
+            &convert,
+            r,
+        );
+        // (coalescing can merge the short case's pixel mode into one of 64 or more: a channels
+        // tile then, kept before the gather)
+        let due = if short {
+            !matches!(p.route, ConvertRoute::Channels { .. })
+        } else {
+            D::DTYPE.size_bytes() >= 4 && p.coalesced.0.rank() >= 2
+        };
+        assert_eq!(
+            matches!(p.route, ConvertRoute::Gather { .. }),
+            due,
+            "gather due: {due}\n{p}"
+        );
+        (matches!(p.route, ConvertRoute::Gather { .. }), due)
+    }
+    let mut gathered = 0;
+    for i in 0..16 * 12 {
+        let (s, d) = pairs[i % pairs.len()];
+        gathered += with_pair!(s, d, one(&stream, &mut r)).0 as usize;
+    }
+    // one row of a widening, or a widening into 2-byte elements, stays elementwise, a merged
+    // pixel mode takes a channels tile: about two cases in three are left to the gather
+    assert!(
+        gathered >= 16 * 12 / 2,
+        "{gathered} of {} through gather",
+        16 * 12
     );
 }
 

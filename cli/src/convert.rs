@@ -43,6 +43,15 @@ fn route_json(plan: &ConvertPlan) -> serde_json::Value {
             "load": if plan.coalesced.0.stride()[*mode_a] == 1 { "vector" } else { "element" },
             "store": if plan.coalesced.1.stride()[*mode_b] == 1 { "vector" } else { "element" },
         }),
+        ConvertRoute::Gather {
+            vectors,
+            locality,
+            blocks,
+        } => json!({
+            "family": "Convert", "atom": "Convert128", "kind": "gather", "vectors": vectors,
+            "short_modes": { "elements": locality.0, "then_mode": locality.1 }, "blocks": blocks,
+            "load": "element", "store": "vector",
+        }),
         ConvertRoute::Channels {
             channel_mode,
             pixel_mode,

@@ -618,6 +618,151 @@ __global__ void __launch_bounds__(kThreads, 3) convert_elementwise_3(__grid_cons
   elementwise_body<SW, DW>(p, coefficients(p.d, s_mean, s_mul));
 }
 
+// ---- Gather --------------------------------------------------------------------------------------
+
+// Destination vectors a thread of the gather route converts (src/convert.rs GATHER_UNITS).
+constexpr int kGatherUnits = 2;
+
+struct GatherParams {
+  ConvertDesc d;
+  cutlass::FastDivmod extent[5];   // extents of modes rank-1, rank-2, ..., 1: a destination
+                                   // element's index decomposed, fastest mode first
+  cutlass::FastDivmod chan_div, chan_n;
+  int n;       // elements
+  int phase;   // destination elements before its first 16-byte boundary (unit 0 starts there)
+  int units;   // destination vectors (16 bytes each, the first and last cut by the bounds)
+};
+
+// The gather route: the destination is compact (its modes, slowest first, are the coalesced
+// modes, the last unit-stride), so element e of the copy is destination element e. A thread
+// converts kGatherUnits aligned 16-byte destination vectors kThreads apart (a warp's store writes
+// 512 consecutive bytes), each element loaded alone from its coordinates' source offset: the
+// coordinates of the vector's first element come from fast divisions, the next ones by stepping
+// the fastest mode and carrying. Every load of the thread is issued before any is converted; the
+// warp's loads of one element slot lie within a few source sectors when the planner takes this
+// route (the source's stride along the destination's fastest modes is short), which L1 serves.
+template <int SW, int DW>
+CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
+  constexpr int kV = 16 / DW;
+  using SU = cute::uint_byte_t<SW>;
+  using DU = cute::uint_byte_t<DW>;
+  ConvertDesc const& d = p.d;
+  int const last = static_cast<int>(d.rank) - 1;
+  int const cm = d.affine ? d.chan_mode : -1;  // the channel's mode, -1: every element channel 0
+  int const cdiv = static_cast<int>(d.chan_div), cn = static_cast<int>(d.channels);
+  SU const* const src = reinterpret_cast<SU const*>(d.src);
+  SU in[kGatherUnits][kV];
+  int chan[kGatherUnits][kV];
+  CUTE_UNROLL
+  for (int u = 0; u < kGatherUnits; ++u) {
+    int const t = (static_cast<int>(blockIdx.x) * kGatherUnits + u) * kThreads + static_cast<int>(threadIdx.x);
+    if (t >= p.units) break;
+    int const e0 = t * kV - p.phase;
+    int const first = e0 < 0 ? 0 : e0;
+    // The coordinates of `first` and its source offset; the channel as (rr, cc): coordinate
+    // x along the channel's mode is channel cc = (x / cdiv) % cn, rr = x % cdiv.
+    int c[6] = {0, 0, 0, 0, 0, 0};
+    int rest = first;
+    std::int64_t so = 0;
+    CUTE_UNROLL
+    for (int k = 5; k >= 1; --k) {
+      if (k > last) continue;
+      rest = p.extent[last - k].divmod(c[k], rest);
+      so += static_cast<std::int64_t>(c[k]) * d.src_stride[k];
+    }
+    c[0] = rest;
+    so += static_cast<std::int64_t>(rest) * d.src_stride[0];
+    int rr = 0, cc = 0;
+    if (cm >= 0) {
+      int x = 0;  // the channel mode's coordinate (constant indices: c stays in registers)
+      CUTE_UNROLL
+      for (int k = 0; k < 6; ++k)
+        if (k == cm) x = c[k];
+      int const q = p.chan_div.divmod(rr, x);
+      p.chan_n.divmod(cc, q);
+    }
+    // The fastest mode's coordinate, step and extent in registers; the slower modes' coordinates
+    // are indexed by constants only (the carry below is unrolled), so they stay in registers too.
+    int cl = 0;
+    CUTE_UNROLL
+    for (int k = 0; k < 6; ++k)
+      if (k == last) cl = c[k];
+    std::int64_t const sl = d.src_stride[last];
+    int const nl = static_cast<int>(d.shape[last]);
+    CUTE_UNROLL
+    for (int j = 0; j < kV; ++j) {
+      int const e = e0 + j;
+      bool const inside = e >= first && e < p.n;
+      in[u][j] = inside ? src[so] : SU(0);
+      chan[u][j] = cc;
+      if (!inside || j + 1 == kV) continue;
+      // Step to the next element: the fastest mode, carried into the slower ones at their ends.
+      ++cl;
+      so += sl;
+      if (cm == last && ++rr == cdiv) {
+        rr = 0;
+        if (++cc == cn) cc = 0;
+      }
+      if (cl < nl) continue;
+      cl = 0;
+      so -= static_cast<std::int64_t>(nl) * sl;
+      if (cm == last) rr = cc = 0;
+      bool carry = true;
+      CUTE_UNROLL
+      for (int k = 4; k >= 0; --k) {
+        if (k >= last || !carry) continue;
+        ++c[k];
+        so += d.src_stride[k];
+        if (k == cm && ++rr == cdiv) {
+          rr = 0;
+          if (++cc == cn) cc = 0;
+        }
+        if (k > 0 && c[k] == d.shape[k]) {
+          c[k] = 0;
+          so -= d.shape[k] * d.src_stride[k];
+          if (k == cm) rr = cc = 0;
+        } else {
+          carry = false;
+        }
+      }
+    }
+  }
+  DU* const dst = reinterpret_cast<DU*>(d.dst);
+  CUTE_UNROLL
+  for (int u = 0; u < kGatherUnits; ++u) {
+    int const t = (static_cast<int>(blockIdx.x) * kGatherUnits + u) * kThreads + static_cast<int>(threadIdx.x);
+    if (t >= p.units) break;
+    int const e0 = t * kV - p.phase;
+    DU out[kV];
+    with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
+      using S = decltype(s_);
+      using D = decltype(t_);
+      if (cm < 0) {
+        convert_chunk<S, D>(in[u], out, d, coef, 0, 0, 0, 0);
+      } else {
+        CUTE_UNROLL
+        for (int j = 0; j < kV; ++j)
+          out[j] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(in[u][j]), coef.mean[chan[u][j]], coef.mul[chan[u][j]]));
+      }
+    });
+    if (e0 >= 0 && e0 + kV <= p.n) {
+      uint4 v;
+      memcpy(&v, out, 16);
+      *reinterpret_cast<uint4*>(dst + e0) = v;
+    } else {
+      CUTE_UNROLL
+      for (int j = 0; j < kV; ++j)
+        if (e0 + j >= 0 && e0 + j < p.n) dst[e0 + j] = out[j];
+    }
+  }
+}
+
+template <int SW, int DW>
+__global__ void __launch_bounds__(kThreads) convert_gather(__grid_constant__ GatherParams const p) {
+  __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
+  gather_body<SW, DW>(p, coefficients(p.d, s_mean, s_mul));
+}
+
 // ---- Tile ------------------------------------------------------------------------------------
 
 // The modes of a tiled launch other than its two tile modes (mode_a, mode_b): their extents as
@@ -1605,6 +1750,18 @@ void run(ConvertDesc const& d) {
     else
       convert_elementwise<SW, DW><<<grid, kThreads, 0, stream>>>(p);
     check_launch("convert_elementwise");
+  } else if (d.kind == ConvertKind::Gather) {
+    GatherParams p{};
+    p.d = d;
+    int const last = static_cast<int>(d.rank) - 1;
+    for (int i = 0; i < last; ++i) p.extent[i] = cutlass::FastDivmod(static_cast<int>(d.shape[last - i]));
+    p.chan_div = cutlass::FastDivmod(static_cast<int>(d.chan_div > 0 ? d.chan_div : 1));
+    p.chan_n = cutlass::FastDivmod(static_cast<int>(d.channels > 0 ? d.channels : 1));
+    p.n = static_cast<int>(d.rows);
+    p.phase = static_cast<int>((d.dst & 15) / DW);
+    p.units = (p.n + p.phase + 16 / DW - 1) / (16 / DW);  // <= the planned vectors (room for any phase)
+    convert_gather<SW, DW><<<static_cast<unsigned>(d.blocks), kThreads, 0, stream>>>(p);
+    check_launch("convert_gather");
   } else if (d.kind == ConvertKind::Channels) {
     ChannelParams p{};
     p.d = d;
