@@ -935,9 +935,10 @@ impl ConvertPlan {
                 tiles: (ta, tb, ta * tb * others),
             }
         };
-        let route = match gather_route(shape, ss, ds, widths) {
-            Some(g) if gather_wins(&other, widths) => g,
-            _ => other,
+        let route = if gather_wins(&other, widths) {
+            gather_route(shape, ss, ds, widths).unwrap_or(other)
+        } else {
+            other
         };
         check_grid(&route)?;
         Ok(plan((cs, cd), channel, route))
