@@ -318,6 +318,7 @@ void launch_convert(ConvertDesc const& t) {
     require(!t.affine || t.chan_mode == -1 || (t.chan_div <= 0x7fffffff && t.channels <= 0x7fffffff), "gather: channel divisors");
     std::int64_t const v = 16 / dw;
     require(t.rows == n && t.chunks_per_row == (n + 2 * (v - 1)) / v, "gather: element or vector count does not match");
+    require(t.chunk == 1 || t.chunk == v, "gather: coordinates divided per element (1) or per vector");
     require(t.blocks == (t.chunks_per_row + 511) / 512, "gather: block count does not match");
   } else if (t.kind == ConvertKind::Channels) {
     // convert.cu's channels kernel: a short channel mode a (2..16) unit-stride on one side, the

@@ -307,6 +307,11 @@ pub enum ConvertRoute {
         /// The destination's fastest modes (coalesced, innermost last) walked before the first
         /// with a short source step, and that mode: `(inner elements, mode)`.
         locality: (usize, usize),
+        /// Each element's coordinates divided out of its own index (`true`: no carries; where
+        /// the destination's fastest mode is under two 16-byte vectors and not a whole number of
+        /// them, so steps would carry inside most vectors), or divided once a vector and
+        /// stepped from there.
+        divided: bool,
         /// Blocks of the launch.
         blocks: usize,
     },
@@ -487,8 +492,25 @@ fn gather_route(
     Some(ConvertRoute::Gather {
         vectors,
         locality: (inner, k),
+        divided: gather_divides(shape[r - 1], dw),
         blocks: vectors.div_ceil(THREADS * GATHER_UNITS),
     })
+}
+
+/// Whether the gather divides every element's coordinates out of its own index instead of
+/// dividing once a vector and stepping: when the destination's fastest mode (`fastest` elements,
+/// coalesced) is shorter than two vectors and not a whole number of them, a step crosses its end
+/// inside most vectors, and each lane's carry into the slower modes falls at its own element, so
+/// the warp runs every lane's carry in turn. Measured on an H100 (`docs/convert-tuning.md`
+/// 2026-12-07 (7), `cute-copy tensor --run`, x D2D, stepped -> divided): f32 [131072,3,5]
+/// (0,2,1) 0.68-0.72 -> 0.74-0.82, f32 [65536,5,7] (0,2,1) 0.65-0.66 -> 0.69-0.76, f16
+/// [262144,3,3] (0,2,1) -> f32 0.54 -> 0.62; where steps rarely carry, the divisions cost more
+/// than they save: u8 [1048576,4,3] (0,2,1) -> f32 (a fastest mode of one vector) 0.72 -> 0.54,
+/// bf16 [64,1024,1023] of ld 1024 -> f32 0.91 -> 0.81, bf16 [8,16,1025,80] (0,2,1,3) -> f32 0.88
+/// -> 0.63.
+pub(crate) fn gather_divides(fastest: usize, dw: usize) -> bool {
+    let v = 16 / dw;
+    fastest < 2 * v && fastest % v != 0
 }
 
 /// Whether the gather route (where it applies) runs instead of `other`, the route the layouts
@@ -1200,6 +1222,7 @@ impl ConvertPlan {
             }
             ConvertRoute::Gather {
                 locality: (inner, k),
+                divided,
                 ..
             } => {
                 let (cs, _) = &self.coalesced;
@@ -1209,10 +1232,16 @@ impl ConvertPlan {
                     "the destination is compact (its modes, slowest first, are the coalesced modes): gather, a thread converts {GATHER_UNITS} aligned 16-byte destination vectors ({} elements each) {THREADS} apart, so each store instruction of a warp writes 512 consecutive bytes; only the vectors the destination's ends cut go element by element",
                     16 / dw
                 ));
-                r.push(if *inner == 1 {
-                    format!("loads: element by element at each element's coordinates (fast divisions once per vector, then steps along mode {last} carried into the slower modes); mode {last} steps {} bytes through the source, so a warp's loads of one element slot lie a few 32-byte sectors apart and L1 serves its neighbours", cs.stride()[last] * sw)
+                let fastest = cs.shape()[last];
+                let coords = if *divided {
+                    format!("cutlass::FastDivmod per mode for every element: the fastest mode's {fastest} elements are under two vectors and not a whole number of them, so a step would cross its end inside most vectors, each lane at its own element, and the warp would run every lane's carry in turn")
                 } else {
-                    format!("loads: element by element at each element's coordinates (fast divisions once per vector, then steps carried through the modes); the destination's fastest {inner} elements take long source steps, then mode {k} steps {} bytes, so a warp's loads of one element slot lie in a few runs of sectors and L1 serves their neighbours", cs.stride()[*k] * sw)
+                    format!("fast divisions once per vector, then steps along mode {last} carried into the slower modes: its {fastest} elements are two vectors or more, or a whole number of them, so most vectors step without a carry")
+                };
+                r.push(if *inner == 1 {
+                    format!("loads: element by element at each element's coordinates ({coords}); mode {last} steps {} bytes through the source, so a warp's loads of one element slot lie a few 32-byte sectors apart and L1 serves its neighbours", cs.stride()[last] * sw)
+                } else {
+                    format!("loads: element by element at each element's coordinates ({coords}); the destination's fastest {inner} elements take long source steps, then mode {k} steps {} bytes, so a warp's loads of one element slot lie in a few runs of sectors and L1 serves their neighbours", cs.stride()[*k] * sw)
                 });
                 r.push("every load of a thread is issued before any element is converted: its vectors' source elements are all in flight at once, and the kernel holds few registers (many warps per SM)".into());
                 r.push(if *inner == 1 && cs.stride()[last] == 1 {
@@ -1457,11 +1486,20 @@ impl ConvertPlan {
                 d.blocks = tiles.2 as i64;
             }
             ConvertRoute::Gather {
-                vectors, blocks, ..
+                vectors,
+                divided,
+                blocks,
+                ..
             } => {
                 d.kind = ConvertKind::Gather;
                 d.mode_a = cs.rank() as u32 - 1;
                 d.mode_b = d.mode_a;
+                // elements whose coordinates one division gives: each its own, or a vector's
+                d.chunk = if *divided {
+                    1
+                } else {
+                    16 / self.dst_dtype.size_bytes() as i64
+                };
                 d.rows = cs.size() as i64;
                 d.chunks_per_row = *vectors as i64;
                 d.blocks = *blocks as i64;
@@ -1541,10 +1579,14 @@ impl fmt::Display for ConvertPlan {
                 tile.1, tile.0, tiles.2
             )?,
             ConvertRoute::Gather {
-                vectors, blocks, ..
+                vectors,
+                divided,
+                blocks,
+                ..
             } => writeln!(
                 f,
-                "  route: convert family, Convert128, gather: {vectors} destination vectors of 16 bytes, {blocks} blocks of {THREADS} threads ({GATHER_UNITS} vectors each)"
+                "  route: convert family, Convert128, gather: {vectors} destination vectors of 16 bytes, {blocks} blocks of {THREADS} threads ({GATHER_UNITS} vectors each), coordinates {}",
+                if *divided { "divided per element" } else { "stepped per vector" }
             )?,
             ConvertRoute::Channels {
                 channel_mode,
@@ -2213,6 +2255,36 @@ mod tests {
     }
 
     #[test]
+    fn the_gather_divides_each_elements_coordinates_where_the_fastest_mode_is_short_and_ragged() {
+        // f32: 4 elements a vector; under 8 and not 4: a carry inside most vectors
+        assert!(gather_divides(3, 4) && gather_divides(5, 4) && gather_divides(7, 4));
+        assert!(!gather_divides(4, 4) && !gather_divides(8, 4) && !gather_divides(9, 4));
+        assert!(!gather_divides(1023, 4));
+        // f64: 2 a vector; u8: 16 a vector
+        assert!(gather_divides(3, 8) && !gather_divides(2, 8) && !gather_divides(4, 8));
+        assert!(gather_divides(31, 1) && !gather_divides(16, 1) && !gather_divides(32, 1));
+        // the plan: f32 items [131072, 3, 5] (0, 2, 1) divides, strided bf16 rows -> f32 steps
+        let plan = |s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert| {
+            ConvertPlan::new(s, d, src, dst, cvt).unwrap()
+        };
+        let plain = Convert::new();
+        let items = rm(&[131072, 3, 5]).permute(&[0, 2, 1]).unwrap();
+        let p = plan(DType::F32, DType::F32, items, rm(&[131072, 5, 3]), &plain);
+        assert!(
+            matches!(p.route, ConvertRoute::Gather { divided: true, .. }),
+            "{p}"
+        );
+        assert!(p.to_string().contains("divided per element"), "{p}");
+        let rows = Layout::new(&[64, 1024, 1023], &[1048576, 1024, 1]).unwrap();
+        let p = plan(DType::BF16, DType::F32, rows, rm(&[64, 1024, 1023]), &plain);
+        assert!(
+            matches!(p.route, ConvertRoute::Gather { divided: false, .. }),
+            "{p}"
+        );
+        assert!(p.to_string().contains("stepped per vector"), "{p}");
+    }
+
+    #[test]
     fn the_gather_route_takes_compact_destinations_whose_loads_stay_local() {
         let c = |shape: &[usize], ss: &[usize], ds: &[usize], w: (usize, usize)| {
             gather_route(shape, ss, ds, w)
@@ -2224,6 +2296,7 @@ mod tests {
             Some(ConvertRoute::Gather {
                 vectors: (n + 6) / 4,
                 locality: (1, 1),
+                divided: false,
                 blocks: ((n + 6) / 4).div_ceil(512),
             })
         );

@@ -855,11 +855,12 @@ fn gather_route_converts_compact_destinations_from_local_sources_at_any_offset()
     // - after a short destination mode of 2 to 4, the next one, of 2 to 63 (too few pixels for
     //   a channels tile unless coalescing merges it): tiny items, the tile route's copies, which
     //   the gather takes over;
-    // a normalization on a random mode one time in three. Returns (gather taken, gather due).
+    // a normalization on a random mode one time in three. Returns whether the gather divided
+    // every element's coordinates, or None when the plan took another route.
     fn one<S: Element, D: Element>(
         stream: &Arc<CudaStream>,
         r: &mut rand::rngs::StdRng,
-    ) -> (bool, bool) {
+    ) -> Option<bool> {
         let widening = D::DTYPE.size_bytes() > S::DTYPE.size_bytes();
         let short = !widening || r.random_bool(0.5);
         let rank = r.random_range(if short { 2 } else { 1 }..=5);
@@ -924,13 +925,27 @@ fn gather_route_converts_compact_destinations_from_local_sources_at_any_offset()
             due,
             "gather due: {due}\n{p}"
         );
-        (matches!(p.route, ConvertRoute::Gather { .. }), due)
+        match p.route {
+            ConvertRoute::Gather { divided, .. } => Some(divided),
+            _ => None,
+        }
     }
-    let mut gathered = 0;
+    // (gathers with coordinates divided per element, stepped per vector)
+    let (mut divided, mut stepped) = (0, 0);
     for i in 0..16 * 12 {
         let (s, d) = pairs[i % pairs.len()];
-        gathered += with_pair!(s, d, one(&stream, &mut r)).0 as usize;
+        match with_pair!(s, d, one(&stream, &mut r)) {
+            Some(true) => divided += 1,
+            Some(false) => stepped += 1,
+            None => {}
+        }
     }
+    let gathered = divided + stepped;
+    // both ways of finding the coordinates are exercised
+    assert!(
+        divided >= 8 && stepped >= 8,
+        "{divided} divided, {stepped} stepped"
+    );
     // one row of a widening, or a widening into 2-byte elements, stays elementwise, a merged
     // pixel mode takes a channels tile: about two cases in three are left to the gather
     assert!(

@@ -46,10 +46,12 @@ fn route_json(plan: &ConvertPlan) -> serde_json::Value {
         ConvertRoute::Gather {
             vectors,
             locality,
+            divided,
             blocks,
         } => json!({
             "family": "Convert", "atom": "Convert128", "kind": "gather", "vectors": vectors,
             "short_modes": { "elements": locality.0, "then_mode": locality.1 }, "blocks": blocks,
+            "coordinates": if *divided { "divided" } else { "stepped" },
             "load": "element", "store": "vector",
         }),
         ConvertRoute::Channels {

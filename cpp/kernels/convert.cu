@@ -636,12 +636,14 @@ struct GatherParams {
 // The gather route: the destination is compact (its modes, slowest first, are the coalesced
 // modes, the last unit-stride), so element e of the copy is destination element e. A thread
 // converts kGatherUnits aligned 16-byte destination vectors kThreads apart (a warp's store writes
-// 512 consecutive bytes), each element loaded alone from its coordinates' source offset: the
-// coordinates of the vector's first element come from fast divisions, the next ones by stepping
-// the fastest mode and carrying. Every load of the thread is issued before any is converted; the
+// 512 consecutive bytes), each element loaded alone from its coordinates' source offset. The
+// coordinates (`Divided`, the planner's `chunk` 1 where the fastest mode is short and carries
+// would fall inside most vectors) come from fast divisions for every element; or (`chunk` a
+// vector) for the vector's first element, the next ones by stepping the fastest mode and
+// carrying. Every load of the thread is issued before any is converted; the
 // warp's loads of one element slot lie within a few source sectors when the planner takes this
 // route (the source's stride along the destination's fastest modes is short), which L1 serves.
-template <int SW, int DW>
+template <int SW, int DW, bool Divided>
 CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
   constexpr int kV = 16 / DW;
   using SU = cute::uint_byte_t<SW>;
@@ -658,6 +660,39 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
     int const t = (static_cast<int>(blockIdx.x) * kGatherUnits + u) * kThreads + static_cast<int>(threadIdx.x);
     if (t >= p.units) break;
     int const e0 = t * kV - p.phase;
+    if constexpr (Divided) {
+      // Every element's coordinates from its own index by fast divisions: no carries, so no
+      // lane waits on another lane's branch (the planner's choice where the fastest mode is
+      // short: src/convert.rs gather_divides).
+      CUTE_UNROLL
+      for (int j = 0; j < kV; ++j) {
+        int const e = e0 + j;
+        bool const inside = e >= 0 && e < p.n;
+        int rest = inside ? e : 0;
+        int c[6] = {0, 0, 0, 0, 0, 0};
+        std::int64_t so = 0;
+        CUTE_UNROLL
+        for (int k = 5; k >= 1; --k) {
+          if (k > last) continue;
+          rest = p.extent[last - k].divmod(c[k], rest);
+          so += static_cast<std::int64_t>(c[k]) * d.src_stride[k];
+        }
+        c[0] = rest;
+        so += static_cast<std::int64_t>(rest) * d.src_stride[0];
+        int cc = 0;
+        if (cm >= 0) {
+          int x = 0;
+          CUTE_UNROLL
+          for (int k = 0; k < 6; ++k)
+            if (k == cm) x = c[k];
+          int rr;
+          p.chan_n.divmod(cc, p.chan_div.divmod(rr, x));
+        }
+        in[u][j] = inside ? src[so] : SU(0);
+        chan[u][j] = cc;
+      }
+      continue;
+    }
     int const first = e0 < 0 ? 0 : e0;
     // The coordinates of `first` and its source offset; the channel as (rr, cc): coordinate
     // x along the channel's mode is channel cc = (x / cdiv) % cn, rr = x % cdiv.
@@ -757,10 +792,10 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
   }
 }
 
-template <int SW, int DW>
+template <int SW, int DW, bool Divided>
 __global__ void __launch_bounds__(kThreads) convert_gather(__grid_constant__ GatherParams const p) {
   __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
-  gather_body<SW, DW>(p, coefficients(p.d, s_mean, s_mul));
+  gather_body<SW, DW, Divided>(p, coefficients(p.d, s_mean, s_mul));
 }
 
 // ---- Tile ------------------------------------------------------------------------------------
@@ -1760,7 +1795,10 @@ void run(ConvertDesc const& d) {
     p.n = static_cast<int>(d.rows);
     p.phase = static_cast<int>((d.dst & 15) / DW);
     p.units = (p.n + p.phase + 16 / DW - 1) / (16 / DW);  // <= the planned vectors (room for any phase)
-    convert_gather<SW, DW><<<static_cast<unsigned>(d.blocks), kThreads, 0, stream>>>(p);
+    if (d.chunk == 1)  // every element's coordinates divided out of its index (src/convert.rs gather_divides)
+      convert_gather<SW, DW, true><<<static_cast<unsigned>(d.blocks), kThreads, 0, stream>>>(p);
+    else
+      convert_gather<SW, DW, false><<<static_cast<unsigned>(d.blocks), kThreads, 0, stream>>>(p);
     check_launch("convert_gather");
   } else if (d.kind == ConvertKind::Channels) {
     ChannelParams p{};
