@@ -633,6 +633,34 @@ struct GatherParams {
   int units;   // destination vectors (16 bytes each, the first and last cut by the bounds)
 };
 
+// Element `e`'s coordinates `c` (modes slowest first, `last` the fastest; the rest 0) by one fast
+// division per mode, and its source offset in elements.
+CUTE_DEVICE std::int64_t gather_coords(GatherParams const& p, int last, int e, int (&c)[6]) {
+  int rest = e;
+  std::int64_t so = 0;
+  CUTE_UNROLL
+  for (int k = 5; k >= 1; --k) {
+    c[k] = 0;
+    if (k > last) continue;
+    rest = p.extent[last - k].divmod(c[k], rest);
+    so += static_cast<std::int64_t>(c[k]) * p.d.src_stride[k];
+  }
+  c[0] = rest;
+  return so + static_cast<std::int64_t>(rest) * p.d.src_stride[0];
+}
+
+// The channel of coordinates `c` along the channel's mode `cm`: coordinate x is channel
+// (x / chan_div) % channels, `rr` = x % chan_div (constant indices into c: it stays in registers).
+CUTE_DEVICE int gather_channel(GatherParams const& p, int const (&c)[6], int cm, int& rr) {
+  int x = 0;
+  CUTE_UNROLL
+  for (int k = 0; k < 6; ++k)
+    if (k == cm) x = c[k];
+  int cc;
+  p.chan_n.divmod(cc, p.chan_div.divmod(rr, x));
+  return cc;
+}
+
 // The gather route: the destination is compact (its modes, slowest first, are the coalesced
 // modes, the last unit-stride), so element e of the copy is destination element e. A thread
 // converts kGatherUnits aligned 16-byte destination vectors kThreads apart (a warp's store writes
@@ -640,9 +668,9 @@ struct GatherParams {
 // coordinates (`Divided`, the planner's `chunk` 1 where the fastest mode is short and carries
 // would fall inside most vectors) come from fast divisions for every element; or (`chunk` a
 // vector) for the vector's first element, the next ones by stepping the fastest mode and
-// carrying. Every load of the thread is issued before any is converted; the
-// warp's loads of one element slot lie within a few source sectors when the planner takes this
-// route (the source's stride along the destination's fastest modes is short), which L1 serves.
+// carrying. Every load of the thread is issued before any is converted; the warp's loads of one
+// element slot lie within a few source sectors when the planner takes this route (the source's
+// stride along the destination's fastest modes is short), which L1 serves.
 template <int SW, int DW, bool Divided>
 CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
   constexpr int kV = 16 / DW;
@@ -668,26 +696,10 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
       for (int j = 0; j < kV; ++j) {
         int const e = e0 + j;
         bool const inside = e >= 0 && e < p.n;
-        int rest = inside ? e : 0;
-        int c[6] = {0, 0, 0, 0, 0, 0};
-        std::int64_t so = 0;
-        CUTE_UNROLL
-        for (int k = 5; k >= 1; --k) {
-          if (k > last) continue;
-          rest = p.extent[last - k].divmod(c[k], rest);
-          so += static_cast<std::int64_t>(c[k]) * d.src_stride[k];
-        }
-        c[0] = rest;
-        so += static_cast<std::int64_t>(rest) * d.src_stride[0];
-        int cc = 0;
-        if (cm >= 0) {
-          int x = 0;
-          CUTE_UNROLL
-          for (int k = 0; k < 6; ++k)
-            if (k == cm) x = c[k];
-          int rr;
-          p.chan_n.divmod(cc, p.chan_div.divmod(rr, x));
-        }
+        int c[6];
+        std::int64_t const so = gather_coords(p, last, inside ? e : 0, c);
+        int rr, cc = 0;
+        if (cm >= 0) cc = gather_channel(p, c, cm, rr);
         in[u][j] = inside ? src[so] : SU(0);
         chan[u][j] = cc;
       }
@@ -696,26 +708,10 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
     int const first = e0 < 0 ? 0 : e0;
     // The coordinates of `first` and its source offset; the channel as (rr, cc): coordinate
     // x along the channel's mode is channel cc = (x / cdiv) % cn, rr = x % cdiv.
-    int c[6] = {0, 0, 0, 0, 0, 0};
-    int rest = first;
-    std::int64_t so = 0;
-    CUTE_UNROLL
-    for (int k = 5; k >= 1; --k) {
-      if (k > last) continue;
-      rest = p.extent[last - k].divmod(c[k], rest);
-      so += static_cast<std::int64_t>(c[k]) * d.src_stride[k];
-    }
-    c[0] = rest;
-    so += static_cast<std::int64_t>(rest) * d.src_stride[0];
+    int c[6];
+    std::int64_t so = gather_coords(p, last, first, c);
     int rr = 0, cc = 0;
-    if (cm >= 0) {
-      int x = 0;  // the channel mode's coordinate (constant indices: c stays in registers)
-      CUTE_UNROLL
-      for (int k = 0; k < 6; ++k)
-        if (k == cm) x = c[k];
-      int const q = p.chan_div.divmod(rr, x);
-      p.chan_n.divmod(cc, q);
-    }
+    if (cm >= 0) cc = gather_channel(p, c, cm, rr);
     // The fastest mode's coordinate, step and extent in registers; the slower modes' coordinates
     // are indexed by constants only (the carry below is unrolled), so they stay in registers too.
     int cl = 0;
