@@ -508,7 +508,7 @@ fn gather_route(
 /// than they save: u8 [1048576,4,3] (0,2,1) -> f32 (a fastest mode of one vector) 0.72 -> 0.54,
 /// bf16 [64,1024,1023] of ld 1024 -> f32 0.91 -> 0.81, bf16 [8,16,1025,80] (0,2,1,3) -> f32 0.88
 /// -> 0.63.
-pub(crate) fn gather_divides(fastest: usize, dw: usize) -> bool {
+fn gather_divides(fastest: usize, dw: usize) -> bool {
     let v = 16 / dw;
     fastest < 2 * v && fastest % v != 0
 }
@@ -1621,6 +1621,11 @@ mod tests {
         Layout::row_major(s).unwrap()
     }
 
+    /// The plan of a valid conversion.
+    fn plan(s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert) -> ConvertPlan {
+        ConvertPlan::new(s, d, src, dst, cvt).unwrap()
+    }
+
     /// `l` with a gap of 16 elements after each entry of mode 0: not compact, so the gather route
     /// does not apply (the tests of the other routes' choices write into it).
     fn gapped(l: Layout) -> Layout {
@@ -1706,9 +1711,6 @@ mod tests {
 
     #[test]
     fn lane_interleave_skips_1_byte_destinations_8x_widenings_and_channels_along_the_row() {
-        let plan = |s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert| {
-            ConvertPlan::new(s, d, src, dst, cvt).unwrap()
-        };
         let packed = rm(&[1000, 96]);
         // Same-width, narrowing and widening (up to 4x) pairs to 2 bytes or more, scaled:
         // interleaved; a widening pair's units load 4- or 8-byte words.
@@ -2079,9 +2081,6 @@ mod tests {
 
     #[test]
     fn the_channels_route_refuses_long_channel_modes_short_pixel_modes_and_gapped_destinations() {
-        let plan = |s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert| {
-            ConvertPlan::new(s, d, src, dst, cvt).unwrap()
-        };
         let is_channels = |p: &ConvertPlan| matches!(p.route, ConvertRoute::Channels { .. });
         // 20 channels: more than the route's 16, a tile cut to the short mode
         let src = rm(&[4, 50, 60, 20]).permute(&[0, 3, 1, 2]).unwrap();
@@ -2157,9 +2156,6 @@ mod tests {
 
     #[test]
     fn row_loads_of_narrow_sources_stage_in_an_order_rotated_per_lane() {
-        let plan = |s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert| {
-            ConvertPlan::new(s, d, src, dst, cvt).unwrap()
-        };
         // u8 NCHW cropped -> bf16 NHWC with a fourth channel slot left alone (the channels route
         // needs a contiguous interleaved destination): tile rows of mode a loaded by vectors,
         // 16 u8 -> 8 words
@@ -2198,9 +2194,6 @@ mod tests {
 
     #[test]
     fn the_gather_route_replaces_tiles_and_widenings_of_many_rows_only() {
-        let plan = |s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert| {
-            ConvertPlan::new(s, d, src, dst, cvt).unwrap()
-        };
         let is_gather = |p: &ConvertPlan| matches!(p.route, ConvertRoute::Gather { .. });
         let plain = Convert::new();
         // tiny items transposed ([131072, 3, 5] -> [131072, 5, 3]): instead of a 4 x 8 tile each
@@ -2264,9 +2257,6 @@ mod tests {
         assert!(gather_divides(3, 8) && !gather_divides(2, 8) && !gather_divides(4, 8));
         assert!(gather_divides(31, 1) && !gather_divides(16, 1) && !gather_divides(32, 1));
         // the plan: f32 items [131072, 3, 5] (0, 2, 1) divides, strided bf16 rows -> f32 steps
-        let plan = |s: DType, d: DType, src: Layout, dst: Layout, cvt: &Convert| {
-            ConvertPlan::new(s, d, src, dst, cvt).unwrap()
-        };
         let plain = Convert::new();
         let items = rm(&[131072, 3, 5]).permute(&[0, 2, 1]).unwrap();
         let p = plan(DType::F32, DType::F32, items, rm(&[131072, 5, 3]), &plain);
@@ -2300,6 +2290,11 @@ mod tests {
                 blocks: ((n + 6) / 4).div_ceil(512),
             })
         );
+        // the route's locality, where the gather applies
+        let locality = |g: Option<ConvertRoute>| match g {
+            Some(ConvertRoute::Gather { locality, .. }) => Some(locality),
+            _ => None,
+        };
         // NHWC -> NCHW: the pixel mode steps 3 bytes
         let g = c(
             &[64, 3, 50176],
@@ -2307,16 +2302,7 @@ mod tests {
             &[150528, 50176, 1],
             (1, 4),
         );
-        assert!(
-            matches!(
-                g,
-                Some(ConvertRoute::Gather {
-                    locality: (1, 2),
-                    ..
-                })
-            ),
-            "{g:?}"
-        );
+        assert_eq!(locality(g), Some((1, 2)));
         // planes -> NHWC: the 3 channels step a plane apart, then the pixel mode 1 byte
         let g = c(
             &[8, 1080, 1920, 3],
@@ -2324,28 +2310,10 @@ mod tests {
             &[6220800, 5760, 3, 1],
             (1, 2),
         );
-        assert!(
-            matches!(
-                g,
-                Some(ConvertRoute::Gather {
-                    locality: (3, 2),
-                    ..
-                })
-            ),
-            "{g:?}"
-        );
+        assert_eq!(locality(g), Some((3, 2)));
         // tiny matrices transposed: 3 x 5 elements, then a mode of unit step
         let g = c(&[131072, 5, 3], &[15, 1, 5], &[15, 3, 1], (4, 4));
-        assert!(
-            matches!(
-                g,
-                Some(ConvertRoute::Gather {
-                    locality: (3, 1),
-                    ..
-                })
-            ),
-            "{g:?}"
-        );
+        assert_eq!(locality(g), Some((3, 1)));
         // a transpose: 7001 elements of 40004-byte steps before any short one
         assert_eq!(c(&[7001, 10000], &[1, 7001], &[10000, 1], (4, 4)), None);
         // 8 x 3 = 24 elements of long steps: past the short modes' 16
