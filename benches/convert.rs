@@ -1,7 +1,8 @@
 //! Criterion benchmarks of converting copies ("Conversions" in BENCHMARKS.md): each group times
 //! `convert_tensor` (or `convert_scatter_rows` for the KV-cache write) beside a D2D memcpy moving
-//! the same number of bytes (half of bytes read plus written each way). tools/torch_anchor.py --convert times torch eager and torch.compile of the
-//! same expressions on the same shapes.
+//! the same number of bytes (half of bytes read plus written each way); those of at most 64 MiB
+//! also from CUDA-graph replays. tools/torch_anchor.py --convert times torch eager and
+//! torch.compile of the same expressions on the same shapes.
 //!
 //! Without a GPU every group prints a skip line and measures nothing.
 
@@ -19,7 +20,7 @@ use cute_copy::reference::random_elements;
 use cute_copy::{Convert, ConvertRoute, DeviceTensor, Element, Layout};
 use float8::F8E4M3;
 use half::{bf16, f16};
-use support::{bench_d2d, gpu_time};
+use support::{bench_d2d, bench_d2d_timed, gpu_time, time_by, GRAPH_BYTES};
 
 /// One group: `src` (a view at `offset` of a packed `storage` of S) converted into a packed D of
 /// its shape, against D2D of the same bytes.
@@ -47,14 +48,27 @@ fn bench_convert<S: Element, D: Element>(
         ConvertRoute::Gather { .. } => "gather",
         ConvertRoute::Empty => "empty",
     };
-    g.bench_function(BenchmarkId::new("convert_tensor", route), |b| {
-        b.iter_custom(|k| {
-            gpu_time(stream, k, || {
-                cute_copy::convert_tensor(&xv, &mut y.view_mut(), convert, stream).map(|_| ())
+    // A copy of at most GRAPH_BYTES may take less GPU time than the host spends launching it: it
+    // and its D2D anchor are also timed from graph replays (GPU time only, as torch_anchor.py
+    // times torch), which tools/bench_table.py then compares.
+    for graph in [false, true] {
+        if graph && bytes > GRAPH_BYTES {
+            continue;
+        }
+        let name = if graph {
+            "convert_tensor_graph"
+        } else {
+            "convert_tensor"
+        };
+        g.bench_function(BenchmarkId::new(name, route), |b| {
+            b.iter_custom(|k| {
+                time_by(graph, stream, k, || {
+                    cute_copy::convert_tensor(&xv, &mut y.view_mut(), convert, stream).map(|_| ())
+                })
             })
-        })
-    });
-    bench_d2d(&mut g, stream, bytes);
+        });
+        bench_d2d_timed(&mut g, stream, bytes, graph);
+    }
     g.finish();
 }
 

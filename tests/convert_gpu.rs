@@ -956,6 +956,75 @@ fn gather_route_converts_compact_destinations_from_local_sources_at_any_offset()
 }
 
 #[test]
+fn gather_route_reads_sources_whose_offsets_reach_past_2_pow_31_elements() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(53);
+    // A 2 GiB + 256-byte u8 source whose two items lie at element 0 and 2^31: the kernel's source
+    // offsets do not fit 32 bits there (elsewhere they do, and are kept in 32 bits).
+    let (far, window) = (1usize << 31, 256);
+    let flat = |n: usize| Layout::new(&[n], &[1]).unwrap();
+    let mut s = DeviceTensor::<u8>::zeros(&stream, flat(far + window)).unwrap();
+    let items: Vec<u8> = random_elements(2 * window, r.random());
+    for (k, item) in items.chunks(window).enumerate() {
+        let x = DeviceTensor::from_host(&stream, flat(window), item).unwrap();
+        let mut at = s.view_at_mut(k * far, flat(window)).unwrap();
+        cute_copy::copy_tensor(&x.view(), &mut at, &stream).unwrap();
+    }
+    // (the divided gather, normalized along the item mode, and the stepped one; each item's
+    // elements transposed)
+    let cases = [
+        (
+            [2, 24, 3],
+            [1, 24],
+            true,
+            Convert::new().normalize(0, &[1.5, -2.0], &[3.0, 0.5]),
+        ),
+        ([2, 3, 40], [1, 3], false, Convert::new()),
+    ];
+    for (shape, inner, divided, convert) in cases {
+        let src = Layout::new(&shape, &[far, inner[0], inner[1]]).unwrap();
+        let dst = Layout::row_major(&shape).unwrap();
+        // the host model reads the same items packed a window apart
+        let packed = Layout::new(&shape, &[window, inner[0], inner[1]]).unwrap();
+        let offset = 3;
+        let canaries: Vec<f32> = random_elements(dst.size() + 8, r.random());
+        let want =
+            expected_tensor_convert(&items, (0, &packed), &canaries, (offset, &dst), &convert)
+                .unwrap();
+        let poisoned: Vec<f32> = (0..want.len())
+            .map(|i| {
+                let written = i >= offset && i < offset + dst.size();
+                if written {
+                    f32::from_bits(!want[i].to_bits())
+                } else {
+                    canaries[i]
+                }
+            })
+            .collect();
+        let mut d = DeviceTensor::from_host(&stream, flat(want.len()), &poisoned).unwrap();
+        let plan = cute_copy::convert_tensor(
+            &s.view_at(0, src).unwrap(),
+            &mut d.view_at_mut(offset, dst).unwrap(),
+            &convert,
+            &stream,
+        )
+        .unwrap();
+        assert!(
+            matches!(plan.route, ConvertRoute::Gather { divided: g, .. } if g == divided),
+            "{plan}"
+        );
+        let got = d.to_host(&stream).unwrap();
+        let bad = (0..got.len())
+            .filter(|&i| {
+                let (g, w) = (u64::from(got[i].to_bits()), u64::from(want[i].to_bits()));
+                !same_value(DType::F32, g, w)
+            })
+            .count();
+        assert_eq!(bad, 0, "{bad} wrong elements of {src:?} -> {dst:?}\n{plan}");
+    }
+}
+
+#[test]
 fn empty_copies_and_bad_normalizations_write_nothing() {
     let Some(stream) = gpu() else { return };
     let s = DeviceTensor::<f32>::zeros(&stream, rm(&[4, 3])).unwrap();

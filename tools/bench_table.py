@@ -113,15 +113,24 @@ def convert_table(gbps, torch_rows):
     """"Conversions": the converting front door's GB/s (convert_tensor, convert_scatter_rows ...:
     bytes read + written) and its ratio to the D2D of the same bytes in the same criterion group;
     torch eager and torch.compile of the same expression (torch_anchor.py --convert) and the front
-    door's GB/s over each."""
+    door's GB/s over each. Where the group also timed the front door from CUDA-graph replays
+    (convert_tensor_graph, at most 64 MiB: GPU time only, as torch is timed), that figure and its
+    ratio to the graph-timed D2D (d2d_graph) are the row's."""
     torch = {r["group"]: r for r in torch_rows}
     print("| copy | front door / route | GB/s | x D2D | torch eager GB/s | x eager | torch.compile GB/s | x compile |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for g, f, v in functions(gbps, "convert_", "convert_"):
+        door, route = f.split("/", 1)
+        if door.endswith("_graph"):
+            continue
+        d2d = gbps.get(f"{g}/d2d_same_bytes")
+        gv = gbps.get(f"{g}/convert_{door}_graph/{route}")
+        if gv:
+            v, d2d, f = gv, gbps.get(f"{g}/d2d_graph"), f"{f}, graph-timed"
         t = torch.get(g, {})
         eager, comp = t.get("torch_gbps"), t.get("compile_gbps")
         print(f"| {g[len('convert_'):]} | {f} | {v:.0f} | "
-              f"{ratio(v, gbps.get(f'{g}/d2d_same_bytes'), 3)} | {eager and f'{eager:.0f}' or '-'} | "
+              f"{ratio(v, d2d, 3)} | {eager and f'{eager:.0f}' or '-'} | "
               f"{ratio(v, eager)} | {comp and f'{comp:.0f}' or '-'} | {ratio(v, comp)} |")
 
 

@@ -620,33 +620,45 @@ __global__ void __launch_bounds__(kThreads, 3) convert_elementwise_3(__grid_cons
 
 // ---- Gather --------------------------------------------------------------------------------------
 
+// A 16-byte global store, written in PTX: nvcc 13.0 splits the gather's plain `uint4` store of
+// its second unit into four 4-byte (two 8-byte) stores wherever the destination is 2 bytes wide or
+// more (a 40-line kernel of the same shape does it too); this one stays one STG.E.128.
+CUTE_DEVICE void store_global16(void* at, uint4 v) {
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(at), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
 // Destination vectors a thread of the gather route converts (src/convert.rs GATHER_UNITS).
 constexpr int kGatherUnits = 2;
 
 struct GatherParams {
   ConvertDesc d;
-  cutlass::FastDivmod extent[5];   // extents of modes rank-1, rank-2, ..., 1: a destination
-                                   // element's index decomposed, fastest mode first
+  cutlass::FastDivmod extent[6];  // extent[k]: mode k's extent, k = 1 .. rank - 1 (mode 0 is
+                                  // never divided); indexed by the mode, so that the unrolled
+                                  // decomposition reads each at a constant offset
   cutlass::FastDivmod chan_div, chan_n;
-  int n;       // elements
-  int phase;   // destination elements before its first 16-byte boundary (unit 0 starts there)
-  int units;   // destination vectors (16 bytes each, the first and last cut by the bounds)
+  int n;        // elements
+  int phase;    // destination elements before its first 16-byte boundary (unit 0 starts there)
+  int units;    // destination vectors (16 bytes each, the first and last cut by the bounds)
+  bool narrow;  // every source offset below 2^31 elements: offsets in 32 bits (one multiply-add
+                // a mode instead of a 64-bit product)
 };
 
 // Element `e`'s coordinates `c` (modes slowest first, `last` the fastest; the rest 0) by one fast
-// division per mode, and its source offset in elements.
-CUTE_DEVICE std::int64_t gather_coords(GatherParams const& p, int last, int e, int (&c)[6]) {
+// division per mode, and its source offset in elements (Off: int where `narrow`).
+template <class Off>
+CUTE_DEVICE Off gather_coords(GatherParams const& p, int last, int e, int (&c)[6]) {
   int rest = e;
-  std::int64_t so = 0;
+  Off so = 0;
   CUTE_UNROLL
   for (int k = 5; k >= 1; --k) {
     c[k] = 0;
     if (k > last) continue;
-    rest = p.extent[last - k].divmod(c[k], rest);
-    so += static_cast<std::int64_t>(c[k]) * p.d.src_stride[k];
+    rest = p.extent[k].divmod(c[k], rest);
+    so += static_cast<Off>(c[k]) * static_cast<Off>(p.d.src_stride[k]);
   }
   c[0] = rest;
-  return so + static_cast<std::int64_t>(rest) * p.d.src_stride[0];
+  return so + static_cast<Off>(rest) * static_cast<Off>(p.d.src_stride[0]);
 }
 
 // The channel of coordinates `c` along the channel's mode `cm`: coordinate x is channel
@@ -671,7 +683,7 @@ CUTE_DEVICE int gather_channel(GatherParams const& p, int const (&c)[6], int cm,
 // carrying. Every load of the thread is issued before any is converted; the warp's loads of one
 // element slot lie within a few source sectors when the planner takes this route (the source's
 // stride along the destination's fastest modes is short), which L1 serves.
-template <int SW, int DW, bool Divided>
+template <int SW, int DW, bool Divided, class Off>
 CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
   constexpr int kV = 16 / DW;
   using SU = cute::uint_byte_t<SW>;
@@ -697,7 +709,7 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
         int const e = e0 + j;
         bool const inside = e >= 0 && e < p.n;
         int c[6];
-        std::int64_t const so = gather_coords(p, last, inside ? e : 0, c);
+        Off const so = gather_coords<Off>(p, last, inside ? e : 0, c);
         int rr, cc = 0;
         if (cm >= 0) cc = gather_channel(p, c, cm, rr);
         in[u][j] = inside ? src[so] : SU(0);
@@ -709,7 +721,7 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
     // The coordinates of `first` and its source offset; the channel as (rr, cc): coordinate
     // x along the channel's mode is channel cc = (x / cdiv) % cn, rr = x % cdiv.
     int c[6];
-    std::int64_t so = gather_coords(p, last, first, c);
+    Off so = gather_coords<Off>(p, last, first, c);
     int rr = 0, cc = 0;
     if (cm >= 0) cc = gather_channel(p, c, cm, rr);
     // The fastest mode's coordinate, step and extent in registers; the slower modes' coordinates
@@ -718,8 +730,20 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
     CUTE_UNROLL
     for (int k = 0; k < 6; ++k)
       if (k == last) cl = c[k];
-    std::int64_t const sl = d.src_stride[last];
+    Off const sl = static_cast<Off>(d.src_stride[last]);
     int const nl = static_cast<int>(d.shape[last]);
+    // A whole vector inside one run of the fastest mode (most vectors, where that mode is long
+    // and the channel, if any, is not along it): its elements lie `sl` apart, with no bound to
+    // test and nothing to carry.
+    if (e0 >= 0 && e0 + kV <= p.n && cl + kV <= nl && cm != last) {
+      SU const* const at = src + so;
+      CUTE_UNROLL
+      for (int j = 0; j < kV; ++j) {
+        in[u][j] = at[j * sl];
+        chan[u][j] = cc;
+      }
+      continue;
+    }
     CUTE_UNROLL
     for (int j = 0; j < kV; ++j) {
       int const e = e0 + j;
@@ -736,21 +760,21 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
       }
       if (cl < nl) continue;
       cl = 0;
-      so -= static_cast<std::int64_t>(nl) * sl;
+      so -= static_cast<Off>(nl) * sl;
       if (cm == last) rr = cc = 0;
       bool carry = true;
       CUTE_UNROLL
       for (int k = 4; k >= 0; --k) {
         if (k >= last || !carry) continue;
         ++c[k];
-        so += d.src_stride[k];
+        so += static_cast<Off>(d.src_stride[k]);
         if (k == cm && ++rr == cdiv) {
           rr = 0;
           if (++cc == cn) cc = 0;
         }
         if (k > 0 && c[k] == d.shape[k]) {
           c[k] = 0;
-          so -= d.shape[k] * d.src_stride[k];
+          so -= static_cast<Off>(d.shape[k] * d.src_stride[k]);
           if (k == cm) rr = cc = 0;
         } else {
           carry = false;
@@ -779,7 +803,7 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
     if (e0 >= 0 && e0 + kV <= p.n) {
       uint4 v;
       memcpy(&v, out, 16);
-      *reinterpret_cast<uint4*>(dst + e0) = v;
+      store_global16(dst + e0, v);
     } else {
       CUTE_UNROLL
       for (int j = 0; j < kV; ++j)
@@ -791,7 +815,11 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
 template <int SW, int DW, bool Divided>
 __global__ void __launch_bounds__(kThreads) convert_gather(__grid_constant__ GatherParams const p) {
   __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
-  gather_body<SW, DW, Divided>(p, coefficients(p.d, s_mean, s_mul));
+  Coefficients const coef = coefficients(p.d, s_mean, s_mul);
+  if (p.narrow)
+    gather_body<SW, DW, Divided, int>(p, coef);
+  else
+    gather_body<SW, DW, Divided, std::int64_t>(p, coef);
 }
 
 // ---- Tile ------------------------------------------------------------------------------------
@@ -1785,7 +1813,14 @@ void run(ConvertDesc const& d) {
     GatherParams p{};
     p.d = d;
     int const last = static_cast<int>(d.rank) - 1;
-    for (int i = 0; i < last; ++i) p.extent[i] = cutlass::FastDivmod(static_cast<int>(d.shape[last - i]));
+    // Offsets in 32 bits where every one the kernel forms fits: the stepping forms those of
+    // coordinates one past a mode's end too, at most sum(shape[k] * stride[k]).
+    std::int64_t reach = 0;
+    for (int k = 0; k <= last; ++k) {
+      if (k > 0) p.extent[k] = cutlass::FastDivmod(static_cast<int>(d.shape[k]));
+      reach += d.shape[k] * d.src_stride[k];
+    }
+    p.narrow = reach <= 0x7fffffff;
     p.chan_div = cutlass::FastDivmod(static_cast<int>(d.chan_div > 0 ? d.chan_div : 1));
     p.chan_n = cutlass::FastDivmod(static_cast<int>(d.channels > 0 ? d.channels : 1));
     p.n = static_cast<int>(d.rows);
