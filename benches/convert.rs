@@ -20,7 +20,7 @@ use cute_copy::reference::random_elements;
 use cute_copy::{Convert, ConvertRoute, DeviceTensor, Element, Layout};
 use float8::F8E4M3;
 use half::{bf16, f16};
-use support::{bench_d2d, bench_d2d_timed, gpu_time, time_by, GRAPH_BYTES};
+use support::{bench_d2d, bench_with_anchors, gpu_time};
 
 /// One group: `src` (a view at `offset` of a packed `storage` of S) converted into a packed D of
 /// its shape, against D2D of the same bytes.
@@ -48,27 +48,9 @@ fn bench_convert<S: Element, D: Element>(
         ConvertRoute::Gather { .. } => "gather",
         ConvertRoute::Empty => "empty",
     };
-    // A copy of at most GRAPH_BYTES may take less GPU time than the host spends launching it: it
-    // and its D2D anchor are also timed from graph replays (GPU time only, as torch_anchor.py
-    // times torch), which tools/bench_table.py then compares.
-    for graph in [false, true] {
-        if graph && bytes > GRAPH_BYTES {
-            continue;
-        }
-        let name = if graph {
-            "convert_tensor_graph"
-        } else {
-            "convert_tensor"
-        };
-        g.bench_function(BenchmarkId::new(name, route), |b| {
-            b.iter_custom(|k| {
-                time_by(graph, stream, k, || {
-                    cute_copy::convert_tensor(&xv, &mut y.view_mut(), convert, stream).map(|_| ())
-                })
-            })
-        });
-        bench_d2d_timed(&mut g, stream, bytes, graph);
-    }
+    bench_with_anchors(&mut g, stream, bytes, ("convert_tensor", route), || {
+        cute_copy::convert_tensor(&xv, &mut y.view_mut(), convert, stream).map(|_| ())
+    });
     g.finish();
 }
 

@@ -25,7 +25,7 @@ use cute_copy::{
 };
 use half::{bf16, f16};
 use rand::{Rng, SeedableRng};
-use support::{bench_d2d, bench_d2d_timed, gpu_time, graph_time, time_by, GRAPH_BYTES};
+use support::{bench_d2d, bench_with_anchors, gpu_time, graph_time};
 
 struct Shape {
     name: &'static str,
@@ -564,28 +564,10 @@ fn bench_layout_into<T: Element>(
         TensorRoute::Transpose(t) => format!("transpose-{:?}", t.kind).to_lowercase(),
         TensorRoute::Empty => "empty".into(),
     };
-    // A copy of at most GRAPH_BYTES can take less GPU time than the host spends launching it:
-    // it, and its D2D anchor, are also timed from graph replays (GPU time only, as
-    // torch_anchor.py times torch), which is what tools/bench_table.py then compares.
-    for graph in [false, true] {
-        if graph && bytes > GRAPH_BYTES {
-            continue;
-        }
-        let name = if graph {
-            "copy_tensor_graph"
-        } else {
-            "copy_tensor"
-        };
-        g.bench_function(BenchmarkId::new(name, &route), |bch| {
-            bch.iter_custom(|k| {
-                time_by(graph, stream, k, || {
-                    let mut yv = y.view_at_mut(dst.1, dst.2)?;
-                    cute_copy::copy_tensor(&xv, &mut yv, stream).map(|_| ())
-                })
-            })
-        });
-        bench_d2d_timed(&mut g, stream, bytes, graph);
-    }
+    bench_with_anchors(&mut g, stream, bytes, ("copy_tensor", &route), || {
+        let mut yv = y.view_at_mut(dst.1, dst.2)?;
+        cute_copy::copy_tensor(&xv, &mut yv, stream).map(|_| ())
+    });
     g.finish();
 }
 

@@ -102,3 +102,30 @@ pub fn time_by(
         gpu_time(stream, iters, launch)
     }
 }
+
+/// `launch` as `{name}/{route}` beside the D2D anchor of its `bytes`, both timed back to back; and
+/// when the copy moves at most [`GRAPH_BYTES`], both again from graph replays (`{name}_graph`,
+/// `d2d_graph`: GPU time only, as tools/torch_anchor.py times torch), which tools/bench_table.py
+/// then compares.
+pub fn bench_with_anchors(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    stream: &Arc<CudaStream>,
+    bytes: u64,
+    (name, route): (&str, &str),
+    mut launch: impl FnMut() -> cute_copy::Result<()>,
+) {
+    for graph in [false, true] {
+        if graph && bytes > GRAPH_BYTES {
+            continue;
+        }
+        let id = if graph {
+            format!("{name}_graph")
+        } else {
+            name.to_string()
+        };
+        g.bench_function(criterion::BenchmarkId::new(id, route), |b| {
+            b.iter_custom(|k| time_by(graph, stream, k, &mut launch))
+        });
+        bench_d2d_timed(g, stream, bytes, graph);
+    }
+}
