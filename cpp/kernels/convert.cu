@@ -783,15 +783,16 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
     }
   }
   DU* const dst = reinterpret_cast<DU*>(d.dst);
-  CUTE_UNROLL
-  for (int u = 0; u < kGatherUnits; ++u) {
-    int const t = (static_cast<int>(blockIdx.x) * kGatherUnits + u) * kThreads + static_cast<int>(threadIdx.x);
-    if (t >= p.units) break;
-    int const e0 = t * kV - p.phase;
-    DU out[kV];
-    with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
-      using S = decltype(s_);
-      using D = decltype(t_);
+  // The element types are found once for all the thread's units (a jump table each).
+  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
+    using S = decltype(s_);
+    using D = decltype(t_);
+    CUTE_UNROLL
+    for (int u = 0; u < kGatherUnits; ++u) {
+      int const t = (static_cast<int>(blockIdx.x) * kGatherUnits + u) * kThreads + static_cast<int>(threadIdx.x);
+      if (t >= p.units) break;
+      int const e0 = t * kV - p.phase;
+      DU out[kV];
       if (cm < 0) {
         convert_chunk<S, D>(in[u], out, d, coef, 0, 0, 0, 0);
       } else {
@@ -799,17 +800,17 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
         for (int j = 0; j < kV; ++j)
           out[j] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(in[u][j]), coef.mean[chan[u][j]], coef.mul[chan[u][j]]));
       }
-    });
-    if (e0 >= 0 && e0 + kV <= p.n) {
-      uint4 v;
-      memcpy(&v, out, 16);
-      store_global16(dst + e0, v);
-    } else {
-      CUTE_UNROLL
-      for (int j = 0; j < kV; ++j)
-        if (e0 + j >= 0 && e0 + j < p.n) dst[e0 + j] = out[j];
+      if (e0 >= 0 && e0 + kV <= p.n) {
+        uint4 v;
+        memcpy(&v, out, 16);
+        store_global16(dst + e0, v);
+      } else {
+        CUTE_UNROLL
+        for (int j = 0; j < kV; ++j)
+          if (e0 + j >= 0 && e0 + j < p.n) dst[e0 + j] = out[j];
+      }
     }
-  }
+  });
 }
 
 template <int SW, int DW, bool Divided>
