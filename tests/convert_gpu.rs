@@ -616,6 +616,51 @@ fn tile_route_moves_whole_vectors_at_every_offset_pitch_and_span_edge() {
 }
 
 #[test]
+fn tile_route_normalizes_along_either_tile_mode_at_edge_tiles_and_strided_sources() {
+    let Some(stream) = gpu() else { return };
+    let mut r = rng(46);
+    // A transpose of (n, m) normalized along mode 0 or mode 1: the channel walks the tile's load
+    // mode or its store mode (one coefficient a tile row or column, read from the block's table),
+    // on tiles cut by both edges, runs cut at every 16-byte phase, and sources whose fastest mode
+    // steps by 2 (element loads). Each side's mode has as many channels as elements (more than
+    // the descriptor holds: a device array).
+    fn one<S: Element, D: Element>(stream: &Arc<CudaStream>, r: &mut rand::rngs::StdRng) {
+        let mut tiles = 0;
+        for (m, n) in [(130, 67), (67, 130), (200, 33), (3, 1000), (300, 3)] {
+            for step in [1, 2] {
+                let pad = r.random_range(0..5);
+                let storage = Layout::new(&[m, n], &[step * n + pad, step]).unwrap();
+                let src = Side::placed(
+                    r.random_range(0..16),
+                    storage.permute(&[1, 0]).unwrap(),
+                    r.random_range(0..2),
+                );
+                let dst = Side::placed(r.random_range(0..16), rm(&[n, m]), r.random_range(0..2));
+                for mode in [0, 1] {
+                    let c = [n, m][mode];
+                    let mean: Vec<f32> = (0..c).map(|i| (i % 7) as f32 * 1.5 - 3.0).collect();
+                    let std: Vec<f32> = (0..c).map(|i| 0.5 + (i % 5) as f32).collect();
+                    let norm = Convert::new().normalize(mode, &mean, &std);
+                    let p = check::<S, D>(stream, src, dst, &norm, r);
+                    tiles += usize::from(matches!(p.route, ConvertRoute::Tile { .. }));
+                }
+            }
+        }
+        assert!(
+            tiles >= 8,
+            "{} -> {}: {tiles} tile plans",
+            S::DTYPE,
+            D::DTYPE
+        );
+    }
+    one::<u8, f32>(&stream, &mut r);
+    one::<f32, bf16>(&stream, &mut r);
+    one::<f16, F8E4M3>(&stream, &mut r);
+    one::<i16, u8>(&stream, &mut r);
+    one::<f64, f16>(&stream, &mut r);
+}
+
+#[test]
 fn channels_route_converts_random_images_both_ways_at_any_offset_pitch_and_crop() {
     let Some(stream) = gpu() else { return };
     let mut r = rng(45);

@@ -375,6 +375,59 @@ CUTE_DEVICE void convert_chunk(SU const (&in)[N], DU (&out)[N], ConvertDesc cons
   }
 }
 
+// What convert_elements multiplies each element by: nothing (no affine), one (mean, mul) for
+// the block, or coef(k)'s for element k.
+enum class Affine { None, Uniform, PerElement };
+
+// y[k] = D(x[k]), or D((x[k] - mean) * mul) with one (mean, mul) for all K elements or coef(k)'s
+// (a pair of floats) for element k, for the scalar types named at run time: the one piece of the
+// tile and gather kernels compiled per type pair. Their addresses, stages and stores are compiled
+// once per width pair around it: compiled inside every pair's branch they were most of the
+// build's nvcc time (the 1-byte-source part: 210 s on 2 cores, 21 s with one pair a width).
+template <int SW, int DW, int K, class Coef>
+CUTE_DEVICE void convert_elements(ConvertDesc const& d, cute::uint_byte_t<SW> const (&x)[K],
+                                  cute::uint_byte_t<DW> (&y)[K], Affine affine, float mean, float mul,
+                                  Coef&& coef) {
+  using DU = cute::uint_byte_t<DW>;
+  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
+    using S = decltype(s_);
+    using D = decltype(t_);
+    if (affine == Affine::PerElement) {
+      CUTE_UNROLL
+      for (int k = 0; k < K; ++k) {
+        auto const c = coef(k);
+        y[k] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(x[k]), c.x, c.y));
+      }
+      return;
+    }
+    if constexpr (kPairwiseFp8<S, D>) {
+      // Two elements a conversion; a mean of +0 (a scale alone) skips the subtraction, which is
+      // exact: x - (+0) is x for every x.
+      static_assert(K % 2 == 0, "FP8 blocks of pairs");
+      auto pairs = [&](auto&& value) {
+        CUTE_UNROLL
+        for (int k = 0; k < K; k += 2) {
+          std::uint16_t const two = fp8x2_of<D>(value(k), value(k + 1));
+          y[k] = static_cast<DU>(two & 0xff);
+          y[k + 1] = static_cast<DU>(two >> 8);
+        }
+      };
+      auto v = [&](int k) { return f32_of(bits_as<S>(x[k])); };
+      if (affine == Affine::None) return pairs(v);
+      if (__float_as_uint(mean) == 0u) return pairs([&](int k) { return v(k) * mul; });
+      return pairs([&](int k) { return (v(k) - mean) * mul; });
+    } else {
+      if (affine == Affine::None) {
+        CUTE_UNROLL
+        for (int k = 0; k < K; ++k) y[k] = bits_as<DU>(convert<S, D>(bits_as<S>(x[k])));
+      } else {
+        CUTE_UNROLL
+        for (int k = 0; k < K; ++k) y[k] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(x[k]), mean, mul));
+      }
+    }
+  });
+}
+
 template <int SW, int DW>
 CUTE_DEVICE void elementwise_body(ElemParams const& p, Coefficients coef) {
   using C = ElemConfig<SW, DW>;
@@ -694,7 +747,15 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
   int const cdiv = static_cast<int>(d.chan_div), cn = static_cast<int>(d.channels);
   SU const* const src = reinterpret_cast<SU const*>(d.src);
   SU in[kGatherUnits][kV];
-  int chan[kGatherUnits][kV];
+  int chan[kGatherUnits][kV];  // channel 0 for the units past the end (converted, not stored)
+  CUTE_UNROLL
+  for (int u = 0; u < kGatherUnits; ++u) {
+    CUTE_UNROLL
+    for (int j = 0; j < kV; ++j) {
+      in[u][j] = SU(0);
+      chan[u][j] = 0;
+    }
+  }
   CUTE_UNROLL
   for (int u = 0; u < kGatherUnits; ++u) {
     int const t = (static_cast<int>(blockIdx.x) * kGatherUnits + u) * kThreads + static_cast<int>(threadIdx.x);
@@ -782,39 +843,47 @@ CUTE_DEVICE void gather_body(GatherParams const& p, Coefficients coef) {
       }
     }
   }
-  DU* const dst = reinterpret_cast<DU*>(d.dst);
-  // The element types are found once for all the thread's units (a jump table each).
-  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
-    using S = decltype(s_);
-    using D = decltype(t_);
+  // All the thread's units converted at once (the element types found once a thread), then
+  // stored.
+  DU out[kGatherUnits * kV];
+  {
+    SU x[kGatherUnits * kV];
     CUTE_UNROLL
-    for (int u = 0; u < kGatherUnits; ++u) {
-      int const t = (static_cast<int>(blockIdx.x) * kGatherUnits + u) * kThreads + static_cast<int>(threadIdx.x);
-      if (t >= p.units) break;
-      int const e0 = t * kV - p.phase;
-      DU out[kV];
-      if (cm < 0) {
-        convert_chunk<S, D>(in[u], out, d, coef, 0, 0, 0, 0);
-      } else {
-        CUTE_UNROLL
-        for (int j = 0; j < kV; ++j)
-          out[j] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(in[u][j]), coef.mean[chan[u][j]], coef.mul[chan[u][j]]));
-      }
-      if (e0 >= 0 && e0 + kV <= p.n) {
-        uint4 v;
-        memcpy(&v, out, 16);
-        store_global16(dst + e0, v);
-      } else {
-        CUTE_UNROLL
-        for (int j = 0; j < kV; ++j)
-          if (e0 + j >= 0 && e0 + j < p.n) dst[e0 + j] = out[j];
-      }
+    for (int k = 0; k < kGatherUnits * kV; ++k) x[k] = in[k / kV][k % kV];
+    Affine const affine = !d.affine ? Affine::None : cm < 0 ? Affine::Uniform : Affine::PerElement;
+    float const mean = cm < 0 && d.affine ? coef.mean[0] : 0.f, mul = cm < 0 && d.affine ? coef.mul[0] : 1.f;
+    convert_elements<SW, DW>(d, x, out, affine, mean, mul, [&](int k) {
+      int const c = chan[k / kV][k % kV];
+      return make_float2(coef.mean[c], coef.mul[c]);
+    });
+  }
+  DU* const dst = reinterpret_cast<DU*>(d.dst);
+  CUTE_UNROLL
+  for (int u = 0; u < kGatherUnits; ++u) {
+    int const t = (static_cast<int>(blockIdx.x) * kGatherUnits + u) * kThreads + static_cast<int>(threadIdx.x);
+    if (t >= p.units) break;
+    int const e0 = t * kV - p.phase;
+    if (e0 >= 0 && e0 + kV <= p.n) {
+      uint4 v;
+      memcpy(&v, out + u * kV, 16);
+      store_global16(dst + e0, v);
+    } else {
+      CUTE_UNROLL
+      for (int j = 0; j < kV; ++j)
+        if (e0 + j >= 0 && e0 + j < p.n) dst[e0 + j] = out[u * kV + j];
     }
-  });
+  }
 }
 
+// The blocks per SM convert_gather is compiled for: 5 for sources of 4 bytes or fewer into 4- and
+// 8-byte destinations, which fit 48 registers without spilling (sm_90, nvcc 13.0), as they did
+// before their conversion moved out of the stores' branch (2026-12-08; 54 registers unbounded,
+// 4 blocks per SM instead of 5); no minimum for the others (narrower destinations spill at 48).
+template <int SW, int DW>
+constexpr int kGatherMinBlocks = SW <= 4 && DW >= 4 ? 5 : 1;
+
 template <int SW, int DW, bool Divided>
-__global__ void __launch_bounds__(kThreads) convert_gather(__grid_constant__ GatherParams const p) {
+__global__ void __launch_bounds__(kThreads, kGatherMinBlocks<SW, DW>) convert_gather(__grid_constant__ GatherParams const p) {
   __shared__ float s_mean[kChannelsByValue], s_mul[kChannelsByValue];
   Coefficients const coef = coefficients(p.d, s_mean, s_mul);
   if (p.narrow)
@@ -935,46 +1004,15 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
   // The tile's extents inside the tensor.
   int const na = static_cast<int>(cute::min<std::int64_t>(ta, ea - a0));
   int const nb = static_cast<int>(cute::min<std::int64_t>(tb, eb - b0));
-  // Convert source element x of tile coordinate (al, bl) into the stage.
-  auto stage = [&](auto s_, auto t_, SU x, int al, int bl) {
-    using S = decltype(s_);
-    using D = decltype(t_);
-    D y;
-    if (!d.affine) {
-      y = convert<S, D>(bits_as<S>(x));
-    } else if (side == 0) {
-      y = convert_affine<S, D>(bits_as<S>(x), c_mean, c_mul);
-    } else {
-      int const l = side == 1 ? al : bl;
-      y = convert_affine<S, D>(bits_as<S>(x), chan_tab[l], chan_tab[tab_n + l]);
-    }
-    tile[bl * pitch + al] = bits_as<DU>(y);
-  };
-  // A whole source vector (16 / SW elements of row bl from al) into the stage: converted in
-  // registers (the channel's coefficients read once when they are the vector's), then written in
-  // an order rotated per lane. The lanes of a warp hold consecutive vectors of a run, kWords
-  // stage words apart: written in the same order, the lanes that share a bank (every 32 / kWords-th)
-  // would write it in the same instruction, a kWords-way conflict (8 for u8 -> bf16, 16 for
-  // u8 -> f32). A lane whose span starts at stage word b starts at word floor(b / 32) % kWords of
-  // its span instead, and wraps around, so those lanes write distinct banks. Spans of fewer than 4
+  // A whole converted vector (16 / SW elements of row bl from al) into the stage, written in an
+  // order rotated per lane. The lanes of a warp hold consecutive vectors of a run, kWords stage
+  // words apart: written in the same order, the lanes that share a bank (every 32 / kWords-th)
+  // would write it in the same instruction, a kWords-way conflict (8 for u8 -> bf16, 16 for u8 ->
+  // f32). A lane whose span starts at stage word b starts at word floor(b / 32) % kWords of its
+  // span instead, and wraps around, so those lanes write distinct banks. Spans of fewer than 4
   // words keep their order (2-way at most).
-  auto stage_vector = [&](auto s_, auto t_, SU const(&w)[16 / SW], int al, int bl) {
-    using S = decltype(s_);
-    using D = decltype(t_);
+  auto stage_vector = [&](DU const(&y)[16 / SW], int al, int bl) {
     constexpr int kV = 16 / SW;
-    DU y[kV];
-    if (!d.affine) {
-      CUTE_UNROLL
-      for (int k = 0; k < kV; ++k) y[k] = bits_as<DU>(convert<S, D>(bits_as<S>(w[k])));
-    } else if (side != 1) {
-      float const mean = side == 0 ? c_mean : chan_tab[bl], mul = side == 0 ? c_mul : chan_tab[tab_n + bl];
-      CUTE_UNROLL
-      for (int k = 0; k < kV; ++k) y[k] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(w[k]), mean, mul));
-    } else {
-      CUTE_UNROLL
-      for (int k = 0; k < kV; ++k)
-        y[k] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(w[k]), chan_tab[al + k], chan_tab[tab_n + al + k]));
-    }
     int const at0 = bl * pitch + al;
     DU* const row = tile + at0;
     constexpr int kBytes = kV * DW, kWords = kBytes / 4;
@@ -1006,6 +1044,14 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
         }
       }
     }
+  };
+  // How the tile's elements are multiplied: one (mean, mul) for the tile (side 0), else the
+  // table's entry at the element's coordinate along the channel's tile mode (clamped into the
+  // table for the elements a block converts but does not store).
+  Affine const affine = !d.affine ? Affine::None : side == 0 ? Affine::Uniform : Affine::PerElement;
+  auto coef_at = [&](int al, int bl) {
+    int const l = cute::min(cute::max(side == 1 ? al : bl, 0), tab_n - 1);
+    return make_float2(chan_tab[l], chan_tab[tab_n + l]);
   };
 
   // Small quotients without a divide: x / n for 0 <= x < 2^20, 1 <= n <= 2^20, by an approximate
@@ -1064,34 +1110,45 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
           memcpy(&v[u], w, 16);
         }
       }
-      with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
-        CUTE_UNROLL
-        for (int u = 0; u < kVecsPerThread; ++u) {
-          int const j = j0[u];
-          if (j >= len) continue;
-          SU w[16 / SW];
-          memcpy(w, &v[u], 16);
-          if (!flat && j >= 0 && j + 16 / SW <= len) {  // a whole vector of row run[u]
-            stage_vector(s_, t_, w, j, run[u]);
-          } else {  // a run's end, or a flat run: element by element, (a, b) stepped
-            int const k0 = j < 0 ? -j : 0;
-            int bl = flat ? quot(j + k0, inv_na) : run[u];
-            int al = j + k0 - (flat ? bl * na : 0);
-            CUTE_UNROLL
-            for (int k = 0; k < 16 / SW; ++k) {
-              if (k < k0 || j + k >= len) continue;
-              stage(s_, t_, w[k], al, bl);
-              if (++al == na && flat) {
-                al = 0;
-                ++bl;
-              }
+      CUTE_UNROLL
+      for (int u = 0; u < kVecsPerThread; ++u) {
+        int const j = j0[u];
+        if (j >= len) continue;
+        SU w[16 / SW];
+        memcpy(w, &v[u], 16);
+        // Element k of the vector is element j + k of its run: (al, bl) = (j + k, run[u]), or in a
+        // flat run (the run's index % na, / na).
+        auto at = [&](int k) {
+          int const x = cute::min(cute::max(j + k, 0), len - 1);
+          int const bl = flat ? quot(x, inv_na) : run[u];
+          return make_int2(x - (flat ? bl * na : 0), bl);
+        };
+        DU y[16 / SW];
+        convert_elements<SW, DW>(d, w, y, affine, c_mean, c_mul, [&](int k) {
+          int2 const c = at(k);
+          return coef_at(c.x, c.y);
+        });
+        if (!flat && j >= 0 && j + 16 / SW <= len) {  // a whole vector of row run[u]
+          stage_vector(y, j, run[u]);
+        } else {  // a run's end, or a flat run: element by element, (a, b) stepped
+          int const k0 = j < 0 ? -j : 0;
+          int bl = flat ? quot(j + k0, inv_na) : run[u];
+          int al = j + k0 - (flat ? bl * na : 0);
+          CUTE_UNROLL
+          for (int k = 0; k < 16 / SW; ++k) {
+            if (k < k0 || j + k >= len) continue;
+            tile[bl * pitch + al] = y[k];
+            if (++al == na && flat) {
+              al = 0;
+              ++bl;
             }
           }
         }
-      });
+      }
     }
   } else {
-    // Strided source mode a: element loads, consecutive threads along a.
+    // Strided source mode a: element loads, consecutive threads along a, all in flight; then
+    // converted and staged in two halves (fewer registers).
     SU in[kPer];
     CUTE_UNROLL
     for (int i = 0; i < kPer; ++i) {
@@ -1099,14 +1156,23 @@ CUTE_DEVICE void tile_body(TileParams const& p, Coefficients k, cute::uint_byte_
       int const al = idx & (ta - 1), bl = idx >> p.log_ta;
       in[i] = (idx < n_tile && al < na && bl < nb) ? *reinterpret_cast<SU const*>(src + ((a0 + al) * sa + (b0 + bl) * sb) * SW) : SU(0);
     }
-    with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
+    constexpr int kHalf = kPer / 2;
+    CUTE_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      SU x[kHalf];
       CUTE_UNROLL
-      for (int i = 0; i < kPer; ++i) {
-        int const idx = i * kThreads + static_cast<int>(threadIdx.x);
-        if (idx >= n_tile) break;
-        stage(s_, t_, in[i], idx & (ta - 1), idx >> p.log_ta);
+      for (int i = 0; i < kHalf; ++i) x[i] = in[h * kHalf + i];
+      DU y[kHalf];
+      convert_elements<SW, DW>(d, x, y, affine, c_mean, c_mul, [&](int i) {
+        int const idx = (h * kHalf + i) * kThreads + static_cast<int>(threadIdx.x);
+        return coef_at(idx & (ta - 1), idx >> p.log_ta);
+      });
+      CUTE_UNROLL
+      for (int i = 0; i < kHalf; ++i) {
+        int const idx = (h * kHalf + i) * kThreads + static_cast<int>(threadIdx.x);
+        if (idx < n_tile) tile[(idx >> p.log_ta) * pitch + (idx & (ta - 1))] = y[i];
       }
-    });
+    }
   }
   __syncthreads();
 
@@ -1324,19 +1390,14 @@ __global__ void __launch_bounds__(kThreads, kChannelMinBlocks<SW, DW>) convert_c
   // Stage byte of element (c, w): chan[c].row + w * step (w from w0). A whole vector goes without
   // a bound per element; only the vectors a run's ends cut check each element.
   int const step = (p.src_interleaved ? static_cast<int>(ssw) : 1) * SW;
-  auto store = [&](auto s_, auto t_, auto affine_) {
-    using S = decltype(s_);
-    using D = decltype(t_);
-    constexpr bool kAffine = decltype(affine_)::value;
+  // The elements are gathered from the stage as raw bits and converted a vector at a time
+  // (convert_elements, the only code compiled per type pair): with their vector's channel, or each
+  // with its own where the destination interleaves the channels.
+  {
     constexpr int kV = 16 / DW;
-    auto element = [&](int at, Channel const& ch) -> DU {
-      S const x = bits_as<S>(*reinterpret_cast<SU const*>(stage + at));
-      if constexpr (kAffine) {
-        return bits_as<DU>(convert_affine<S, D>(x, ch.mean, ch.mul));
-      } else {
-        return bits_as<DU>(convert<S, D>(x));
-      }
-    };
+    auto raw = [&](int at) { return *reinterpret_cast<SU const*>(stage + at); };
+    Affine const planar_affine = d.affine ? Affine::Uniform : Affine::None;
+    auto no_coef = [](int) { return make_float2(0.f, 1.f); };
     auto put = [](DU* out, DU const (&y)[kV], int e0, int n) {
       if (e0 >= 0 && e0 + kV <= n) {
         uint4 v;
@@ -1360,12 +1421,13 @@ __global__ void __launch_bounds__(kThreads, kChannelMinBlocks<SW, DW>) convert_c
         int const ea = e0 < 0 ? 0 : e0;
         int w = static_cast<int>((static_cast<float>(ea) + 0.5f) * inv_c), c = ea - w * C;
         int base = w * step;
-        DU y[kV];
+        SU x[kV];
+        int ci[kV];  // each element's channel
         if (e0 >= 0 && e0 + kV <= n) {
           CUTE_UNROLL
           for (int i = 0; i < kV; ++i) {
-            Channel const ch = chan[c];
-            y[i] = element(ch.row + base, ch);
+            ci[i] = c;
+            x[i] = raw(chan[c].row + base);
             if (++c == C) {
               c = 0;
               base += step;
@@ -1374,9 +1436,11 @@ __global__ void __launch_bounds__(kThreads, kChannelMinBlocks<SW, DW>) convert_c
         } else {
           CUTE_UNROLL
           for (int i = 0; i < kV; ++i) {
+            x[i] = SU(0);
+            ci[i] = 0;
             if (e0 + i >= ea && e0 + i < n) {
-              Channel const ch = chan[c];
-              y[i] = element(ch.row + base, ch);
+              ci[i] = c;
+              x[i] = raw(chan[c].row + base);
               if (++c == C) {
                 c = 0;
                 base += step;
@@ -1384,6 +1448,11 @@ __global__ void __launch_bounds__(kThreads, kChannelMinBlocks<SW, DW>) convert_c
             }
           }
         }
+        DU y[kV];
+        convert_elements<SW, DW>(d, x, y, d.affine ? Affine::PerElement : Affine::None, 0.f, 1.f, [&](int i) {
+          Channel const& ch = chan[ci[i]];
+          return make_float2(ch.mean, ch.mul);
+        });
         put(first + s * kV, y, e0, n);
       }
     } else if (C == 1 || ((static_cast<std::uint64_t>(dsc) * DW) & 15) == 0) {
@@ -1402,8 +1471,10 @@ __global__ void __launch_bounds__(kThreads, kChannelMinBlocks<SW, DW>) convert_c
           for (int c = 0; c < C; ++c, out += dsc) {
             Channel const ch = chan[c];
             int const at = ch.row + e0 * step;
+            SU x[kV];
             CUTE_UNROLL
-            for (int i = 0; i < kV; ++i) y[i] = element(at + i * step, ch);
+            for (int i = 0; i < kV; ++i) x[i] = raw(at + i * step);
+            convert_elements<SW, DW>(d, x, y, planar_affine, ch.mean, ch.mul, no_coef);
             uint4 v;
             memcpy(&v, y, 16);
             *reinterpret_cast<uint4*>(out) = v;
@@ -1412,9 +1483,10 @@ __global__ void __launch_bounds__(kThreads, kChannelMinBlocks<SW, DW>) convert_c
           for (int c = 0; c < C; ++c, out += dsc) {
             Channel const ch = chan[c];
             int const at = ch.row + e0 * step;
+            SU x[kV];
             CUTE_UNROLL
-            for (int i = 0; i < kV; ++i)
-              if (e0 + i >= 0 && e0 + i < nw) y[i] = element(at + i * step, ch);
+            for (int i = 0; i < kV; ++i) x[i] = e0 + i >= 0 && e0 + i < nw ? raw(at + i * step) : SU(0);
+            convert_elements<SW, DW>(d, x, y, planar_affine, ch.mean, ch.mul, no_coef);
             put(out, y, e0, nw);
           }
         }
@@ -1432,26 +1504,15 @@ __global__ void __launch_bounds__(kThreads, kChannelMinBlocks<SW, DW>) convert_c
         if (e0 >= nw) continue;
         Channel const ch = chan[c];
         int const at = ch.row + e0 * step;
+        SU x[kV];
+        CUTE_UNROLL
+        for (int i = 0; i < kV; ++i) x[i] = e0 + i >= 0 && e0 + i < nw ? raw(at + i * step) : SU(0);
         DU y[kV];
-        if (e0 >= 0 && e0 + kV <= nw) {
-          CUTE_UNROLL
-          for (int i = 0; i < kV; ++i) y[i] = element(at + i * step, ch);
-        } else {
-          CUTE_UNROLL
-          for (int i = 0; i < kV; ++i)
-            if (e0 + i >= 0 && e0 + i < nw) y[i] = element(at + i * step, ch);
-        }
+        convert_elements<SW, DW>(d, x, y, planar_affine, ch.mean, ch.mul, no_coef);
         put(reinterpret_cast<DU*>(row - ph) + j * kV, y, e0, nw);
       }
     }
-  };
-  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
-    if (d.affine) {
-      store(s_, t_, std::true_type{});
-    } else {
-      store(s_, t_, std::false_type{});
-    }
-  });
+  }
 }
 
 // ---- Channels in registers ------------------------------------------------------------------------
