@@ -325,44 +325,73 @@ template <class S, class D>
 constexpr bool kPairwiseFp8 =
     kIsFp8<D> && !std::is_same_v<S, D> && (std::is_same_v<S, float> || sizeof(S) <= 2);
 
+// What a converted block multiplies each element by: nothing (no affine), one (mean, mul) for
+// the block, or coef(k)'s for element k.
+enum class Affine { None, Uniform, PerElement };
+
+// y[k] = D(x[k]), or D((x[k] - mean) * mul) with one (mean, mul) for all K elements or coef(k)'s
+// (a pair of floats) for element k. FP8 destinations from types an f32 holds exactly convert two
+// elements at a time; a mean of +0 (a scale alone) skips the subtraction, which is exact: x - (+0)
+// is x for every x (not so for -0: -0 - -0 is +0).
+template <class S, class D, int K, class SU, class DU, class Coef>
+CUTE_DEVICE void convert_block(SU const (&x)[K], DU (&y)[K], Affine affine, float mean, float mul, Coef&& coef) {
+  if (affine == Affine::PerElement) {
+    CUTE_UNROLL
+    for (int k = 0; k < K; ++k) {
+      auto const c = coef(k);
+      y[k] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(x[k]), c.x, c.y));
+    }
+    return;
+  }
+  if constexpr (kPairwiseFp8<S, D>) {
+    static_assert(K % 2 == 0 && sizeof(DU) == 1, "FP8 blocks of pairs");
+    auto pairs = [&](auto&& value) {
+      CUTE_UNROLL
+      for (int k = 0; k < K; k += 2) {
+        std::uint16_t const two = fp8x2_of<D>(value(k), value(k + 1));
+        y[k] = static_cast<DU>(two & 0xff);
+        y[k + 1] = static_cast<DU>(two >> 8);
+      }
+    };
+    auto v = [&](int k) { return f32_of(bits_as<S>(x[k])); };
+    if (affine == Affine::None) return pairs(v);
+    if (__float_as_uint(mean) == 0u) return pairs([&](int k) { return v(k) * mul; });
+    return pairs([&](int k) { return (v(k) - mean) * mul; });
+  } else {
+    if (affine == Affine::None) {
+      CUTE_UNROLL
+      for (int k = 0; k < K; ++k) y[k] = bits_as<DU>(convert<S, D>(bits_as<S>(x[k])));
+    } else {
+      CUTE_UNROLL
+      for (int k = 0; k < K; ++k) y[k] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(x[k]), mean, mul));
+    }
+  }
+}
+
+// convert_block for the scalar types named at run time: the one piece of the tile, gather and
+// channels kernels compiled per type pair. Their addresses, stages and stores are compiled once
+// per width pair around it: compiled inside every pair's branch they were most of the build's
+// nvcc time (the 1-byte-source part: 210 s on 2 cores, 21 s with one pair a width).
+template <int SW, int DW, int K, class Coef>
+CUTE_DEVICE void convert_elements(ConvertDesc const& d, cute::uint_byte_t<SW> const (&x)[K],
+                                  cute::uint_byte_t<DW> (&y)[K], Affine affine, float mean, float mul,
+                                  Coef&& coef) {
+  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
+    convert_block<decltype(s_), decltype(t_)>(x, y, affine, mean, mul, coef);
+  });
+}
+
 // Convert a chunk of N elements in registers. Element j is element e0 + j of its row; its channel
 // is `c0` stepped every `div` elements (div = 0: one channel for the chunk), elements before
 // `first` not counted.
 template <class S, class D, int N, class SU, class DU>
 CUTE_DEVICE void convert_chunk(SU const (&in)[N], DU (&out)[N], ConvertDesc const& d, Coefficients coef,
                                std::int64_t c0, std::int64_t r0, std::int64_t div, int skip) {
-  if constexpr (kPairwiseFp8<S, D>) {
-    static_assert(N % 2 == 0 && sizeof(DU) == 1, "FP8 chunks of pairs");
-    // Two elements per conversion; with one channel for the chunk, a mean of +0 (a scale alone)
-    // skips the subtraction, which is exact: x - (+0) is x for every x (not so for -0: -0 - -0 is
-    // +0).
-    auto pairs = [&](auto&& value) {
-      CUTE_UNROLL
-      for (int j = 0; j < N; j += 2) {
-        std::uint16_t const two = fp8x2_of<D>(value(j), value(j + 1));
-        out[j] = static_cast<DU>(two & 0xff);
-        out[j + 1] = static_cast<DU>(two >> 8);
-      }
-    };
-    auto x = [&](int j) { return f32_of(bits_as<S>(in[j])); };
-    if (!d.affine) return pairs(x);
-    if (div == 0) {
-      float const mean = coef.mean[c0], mul = coef.mul[c0];
-      if (__float_as_uint(mean) == 0u) return pairs([&](int j) { return x(j) * mul; });
-      return pairs([&](int j) { return (x(j) - mean) * mul; });
-    }
-  } else {
-    if (!d.affine) {
-      CUTE_UNROLL
-      for (int j = 0; j < N; ++j) out[j] = bits_as<DU>(convert<S, D>(bits_as<S>(in[j])));
-      return;
-    }
-    if (div == 0) {  // one channel for the whole chunk (a scale, or the channel is an outer mode)
-      float const mean = coef.mean[c0], mul = coef.mul[c0];
-      CUTE_UNROLL
-      for (int j = 0; j < N; ++j) out[j] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(in[j]), mean, mul));
-      return;
-    }
+  if (!d.affine || div == 0) {  // no affine, or one channel for the whole chunk
+    bool const a = d.affine;
+    convert_block<S, D>(in, out, a ? Affine::Uniform : Affine::None, a ? coef.mean[c0] : 0.f,
+                        a ? coef.mul[c0] : 1.f, [](int) { return make_float2(0.f, 1.f); });
+    return;
   }
   std::int64_t rr = r0, cc = c0;
   CUTE_UNROLL
@@ -373,59 +402,6 @@ CUTE_DEVICE void convert_chunk(SU const (&in)[N], DU (&out)[N], ConvertDesc cons
       if (++cc == d.channels) cc = 0;
     }
   }
-}
-
-// What convert_elements multiplies each element by: nothing (no affine), one (mean, mul) for
-// the block, or coef(k)'s for element k.
-enum class Affine { None, Uniform, PerElement };
-
-// y[k] = D(x[k]), or D((x[k] - mean) * mul) with one (mean, mul) for all K elements or coef(k)'s
-// (a pair of floats) for element k, for the scalar types named at run time: the one piece of the
-// tile and gather kernels compiled per type pair. Their addresses, stages and stores are compiled
-// once per width pair around it: compiled inside every pair's branch they were most of the
-// build's nvcc time (the 1-byte-source part: 210 s on 2 cores, 21 s with one pair a width).
-template <int SW, int DW, int K, class Coef>
-CUTE_DEVICE void convert_elements(ConvertDesc const& d, cute::uint_byte_t<SW> const (&x)[K],
-                                  cute::uint_byte_t<DW> (&y)[K], Affine affine, float mean, float mul,
-                                  Coef&& coef) {
-  using DU = cute::uint_byte_t<DW>;
-  with_types<SW, DW>(d.src_type, d.dst_type, [&](auto s_, auto t_) {
-    using S = decltype(s_);
-    using D = decltype(t_);
-    if (affine == Affine::PerElement) {
-      CUTE_UNROLL
-      for (int k = 0; k < K; ++k) {
-        auto const c = coef(k);
-        y[k] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(x[k]), c.x, c.y));
-      }
-      return;
-    }
-    if constexpr (kPairwiseFp8<S, D>) {
-      // Two elements a conversion; a mean of +0 (a scale alone) skips the subtraction, which is
-      // exact: x - (+0) is x for every x.
-      static_assert(K % 2 == 0, "FP8 blocks of pairs");
-      auto pairs = [&](auto&& value) {
-        CUTE_UNROLL
-        for (int k = 0; k < K; k += 2) {
-          std::uint16_t const two = fp8x2_of<D>(value(k), value(k + 1));
-          y[k] = static_cast<DU>(two & 0xff);
-          y[k + 1] = static_cast<DU>(two >> 8);
-        }
-      };
-      auto v = [&](int k) { return f32_of(bits_as<S>(x[k])); };
-      if (affine == Affine::None) return pairs(v);
-      if (__float_as_uint(mean) == 0u) return pairs([&](int k) { return v(k) * mul; });
-      return pairs([&](int k) { return (v(k) - mean) * mul; });
-    } else {
-      if (affine == Affine::None) {
-        CUTE_UNROLL
-        for (int k = 0; k < K; ++k) y[k] = bits_as<DU>(convert<S, D>(bits_as<S>(x[k])));
-      } else {
-        CUTE_UNROLL
-        for (int k = 0; k < K; ++k) y[k] = bits_as<DU>(convert_affine<S, D>(bits_as<S>(x[k]), mean, mul));
-      }
-    }
-  });
 }
 
 template <int SW, int DW>
