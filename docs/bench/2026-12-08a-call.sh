@@ -14,17 +14,7 @@ grep -E "panicked|FAILED" $OUT/tests.log | head -10 >> $log
 grep -E "tile_route_normalizes" $OUT/tests.log >> $log
 
 H=.exp3/cute-copy-head; N=.gpu/bin/bin-cute-copy
-MET="--metrics gpu__time_duration.sum,smsp__inst_executed.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed"
-prof() { # bin args...
-  local bin=$1; shift
-  timeout 30 ncu $MET --kernel-name regex:"convert_" --launch-skip 1 --launch-count 1 $bin "$@" --run --iters 2 2>&1 \
-    | awk '/gpu__time_duration.sum/{t=$(NF-1)" "$NF} /smsp__inst_executed.sum/{i=$NF} /dram__throughput/{d=$NF} END{printf "ncu %s, %s warp instr, DRAM %s%%", t, i, d}'
-}
-clirun() { # bin args...
-  local bin=$1; shift
-  local out; out=$(timeout 30 $bin "$@" --run --iters 100 2>&1)
-  echo "$(echo "$out" | grep -o "route: [a-z]* family, [A-Za-z0-9]*, [a-z]*" | head -1) | $(echo "$out" | grep -o "[0-9.]* ms per launch" | head -1) | $(echo "$out" | grep -o "ratio to D2D memcpy: [0-9.]*") | verified $(echo "$out" | grep -c '^verified')"
-}
+. tools/device_ab.sh
 M="--mean 123.675,116.28,103.53 --std 58.395,57.12,57.375"
 ROWS=(
 "tile f32->bf16 16384^2 T|--dtype f32 --shape 16384,16384 --permute 1,0 --to bf16"
@@ -46,7 +36,7 @@ for r in "${ROWS[@]}"; do
   name=${r%%|*}; a=${r#*|}
   for v in "head|$H" "new|$N"; do
     IFS='|' read -r tag bin <<< "$v"
-    echo "$name | $tag | $(prof $bin tensor $a) | $(clirun $bin tensor $a)" >> $log
+    echo "$name | $tag | $(ncu_kernel $bin tensor $a) | $(cli_ratio $bin tensor $a)" >> $log
   done
 done
 echo "done at ${SECONDS}s" >> $log
