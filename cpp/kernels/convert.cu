@@ -1374,6 +1374,17 @@ __global__ void __launch_bounds__(kThreads, kChannelMinBlocks<SW, DW>) convert_c
     auto raw = [&](int at) { return *reinterpret_cast<SU const*>(stage + at); };
     Affine const planar_affine = d.affine ? Affine::Uniform : Affine::None;
     auto no_coef = [](int) { return make_float2(0.f, 1.f); };
+    // A planar vector's raw elements from stage byte `at` on: a whole vector without a bound per
+    // element; elements a run's ends cut read as 0 (converted, not stored).
+    auto planar_raw = [&](SU(&x)[kV], int at, int e0) {
+      if (e0 >= 0 && e0 + kV <= nw) {
+        CUTE_UNROLL
+        for (int i = 0; i < kV; ++i) x[i] = raw(at + i * step);
+      } else {
+        CUTE_UNROLL
+        for (int i = 0; i < kV; ++i) x[i] = e0 + i >= 0 && e0 + i < nw ? raw(at + i * step) : SU(0);
+      }
+    };
     auto put = [](DU* out, DU const (&y)[kV], int e0, int n) {
       if (e0 >= 0 && e0 + kV <= n) {
         uint4 v;
@@ -1448,8 +1459,7 @@ __global__ void __launch_bounds__(kThreads, kChannelMinBlocks<SW, DW>) convert_c
             Channel const ch = chan[c];
             int const at = ch.row + e0 * step;
             SU x[kV];
-            CUTE_UNROLL
-            for (int i = 0; i < kV; ++i) x[i] = raw(at + i * step);
+            planar_raw(x, at, e0);
             convert_elements<SW, DW>(d, x, y, planar_affine, ch.mean, ch.mul, no_coef);
             uint4 v;
             memcpy(&v, y, 16);
@@ -1460,8 +1470,7 @@ __global__ void __launch_bounds__(kThreads, kChannelMinBlocks<SW, DW>) convert_c
             Channel const ch = chan[c];
             int const at = ch.row + e0 * step;
             SU x[kV];
-            CUTE_UNROLL
-            for (int i = 0; i < kV; ++i) x[i] = e0 + i >= 0 && e0 + i < nw ? raw(at + i * step) : SU(0);
+            planar_raw(x, at, e0);
             convert_elements<SW, DW>(d, x, y, planar_affine, ch.mean, ch.mul, no_coef);
             put(out, y, e0, nw);
           }
@@ -1481,8 +1490,7 @@ __global__ void __launch_bounds__(kThreads, kChannelMinBlocks<SW, DW>) convert_c
         Channel const ch = chan[c];
         int const at = ch.row + e0 * step;
         SU x[kV];
-        CUTE_UNROLL
-        for (int i = 0; i < kV; ++i) x[i] = e0 + i >= 0 && e0 + i < nw ? raw(at + i * step) : SU(0);
+        planar_raw(x, at, e0);
         DU y[kV];
         convert_elements<SW, DW>(d, x, y, planar_affine, ch.mean, ch.mul, no_coef);
         put(reinterpret_cast<DU*>(row - ph) + j * kV, y, e0, nw);
